@@ -1,0 +1,298 @@
+import { KeelError, systemClock, validateOrThrow, type Clock, type JsonValue } from "@keel/core";
+import { errAsync, ok, okAsync, type Result, type ResultAsync } from "neverthrow";
+import { z } from "zod";
+import type { Doc, DocMeta, KeelStore, Lease, LogRecord } from "./ports.js";
+import {
+  checkFence,
+  decideAcquire,
+  decideAppend,
+  decideDelete,
+  decidePut,
+  decideRelease,
+  decideRenew,
+  leaseHeld,
+  type LeaseState,
+} from "./rules.js";
+import {
+  DEFAULT_MAX_VALUE_BYTES,
+  compareKeyToCursor,
+  compareKeys,
+  encodeValue,
+  hasPrefix,
+  keyCursor,
+  keyPath,
+  validateAcquire,
+  validateAppend,
+  validateDeleteCondition,
+  validateFenceOption,
+  validateKey,
+  validateLease,
+  validatePage,
+  validatePutCondition,
+  validateReadOptions,
+  validateRenewOptions,
+} from "./validation.js";
+import { pollUntil, type Attempt } from "./poll.js";
+
+/** Options of {@link createMemoryStore}. */
+export interface MemoryStoreOptions {
+  /** The store's clock (lease expiry, timestamps). Default the system clock. */
+  clock?: Clock;
+  /** The largest value in bytes of JSON text. Default 1 MiB. */
+  maxValueBytes?: number;
+}
+
+const OptionsSchema = z
+  .strictObject({
+    clock: z.custom<Clock>((value) => typeof (value as Clock | undefined)?.now === "function", "clock must have now()").optional(),
+    maxValueBytes: z.number().int().positive().optional(),
+  })
+  .optional();
+
+interface DocEntry {
+  key: string[];
+  text: string;
+  bytes: number;
+  version: number;
+  updatedAt: string;
+  deleted: boolean;
+}
+
+interface StoredRecord {
+  seq: number;
+  id: string;
+  text: string;
+  at: string;
+}
+
+interface LogEntry {
+  key: string[];
+  records: StoredRecord[];
+  ids: Map<string, string>;
+  lastSeq: number;
+  deleted: boolean;
+}
+
+/**
+ * Creates a store that keeps everything in this process's memory: for tests, examples and
+ * short-lived hosts. It keeps every rule of the storage contract (conditional writes,
+ * tombstones, fencing, idempotent appends); values are copied in and out, so callers can never
+ * mutate stored state. Scope `process`, durability `memory`.
+ *
+ * @example
+ * ```ts
+ * const store = createMemoryStore();
+ * await store.docs.put(["missions", "m1"], { objective: "ship" }, { create: true });
+ * ```
+ */
+export function createMemoryStore(options: MemoryStoreOptions = {}): KeelStore {
+  validateOrThrow(OptionsSchema, options, "memory store options");
+  const clock = options.clock ?? systemClock;
+  const maxValueBytes = options.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES;
+  const docs = new Map<string, DocEntry>();
+  const logs = new Map<string, LogEntry>();
+  const leases = new Map<string, LeaseState>();
+  let closed = false;
+
+  const iso = () => new Date(clock.now()).toISOString();
+  /** Runs a synchronous step as one atomic operation, after the closed check. */
+  const run = <T>(step: () => Result<T, KeelError>): ResultAsync<T, KeelError> => {
+    if (closed) return errAsync(new KeelError("unavailable", "the memory store is closed", { retryable: false }));
+    const result = step();
+    return result.isOk() ? okAsync(result.value) : errAsync(result.error);
+  };
+  const fenceOk = (fence: { lease: string; token: number } | undefined) =>
+    fence ? checkFence(leases.get(fence.lease), fence, clock.now()) : ok(undefined);
+
+  return {
+    capabilities: { scope: "process", durability: "memory", maxValueBytes },
+    docs: {
+      get: (key) =>
+        run(() =>
+          validateKey(key).map((segments) => {
+            const entry = docs.get(keyPath(segments));
+            if (!entry || entry.deleted) return undefined;
+            return toDoc(entry);
+          }),
+        ),
+      put: (key, value, condition) =>
+        run(() =>
+          validateKey(key).andThen((segments) =>
+            validatePutCondition(condition).andThen((parsed) =>
+              encodeValue(value, maxValueBytes).andThen((encoded) =>
+                fenceOk(parsed.fence).andThen(() => {
+                  const path = keyPath(segments);
+                  return decidePut(docs.get(path), parsed, path).map((version) => {
+                    const entry: DocEntry = { key: segments, ...encoded, version, updatedAt: iso(), deleted: false };
+                    docs.set(path, entry);
+                    return toDoc(entry);
+                  });
+                }),
+              ),
+            ),
+          ),
+        ),
+      delete: (key, condition) =>
+        run(() =>
+          validateKey(key).andThen((segments) =>
+            validateDeleteCondition(condition).andThen((parsed) =>
+              fenceOk(parsed.fence).andThen(() => {
+                const path = keyPath(segments);
+                const current = docs.get(path);
+                return decideDelete(current, parsed, path).map((deleted) => {
+                  if (deleted && current) docs.set(path, { ...current, text: "null", bytes: 4, version: current.version + 1, updatedAt: iso(), deleted: true });
+                  return deleted;
+                });
+              }),
+            ),
+          ),
+        ),
+      list: (prefix, page) =>
+        run(() =>
+          validateKey(prefix, "prefix", true).andThen((segments) =>
+            validatePage(page).map(({ after, limit }) => {
+              const matching = [...docs.values()]
+                .filter((entry) => !entry.deleted && hasPrefix(entry.key, segments))
+                .filter((entry) => after === undefined || compareKeyToCursor(entry.key, after) > 0)
+                .sort((left, right) => compareKeys(left.key, right.key));
+              const items: DocMeta[] = matching
+                .slice(0, limit)
+                .map((entry) => ({ key: [...entry.key], version: entry.version, updatedAt: entry.updatedAt, bytes: entry.bytes }));
+              const last = items[items.length - 1];
+              return matching.length > limit && last ? { items, next: keyCursor(last.key) } : { items };
+            }),
+          ),
+        ),
+    },
+    logs: {
+      append: (log, records, appendOptions) =>
+        run(() =>
+          validateKey(log, "log").andThen((segments) =>
+            validateAppend(records, appendOptions, maxValueBytes).andThen(({ records: encoded, options: parsed }) =>
+              fenceOk(parsed.fence).andThen(() => {
+                const path = keyPath(segments);
+                const current = logs.get(path);
+                const state = {
+                  lastSeq: current?.lastSeq ?? 0,
+                  deleted: current?.deleted ?? false,
+                  textOf: (id: string) => current?.ids.get(id),
+                };
+                return decideAppend(state, encoded, parsed.expectedSeq, path).map(({ fresh, deduplicated }) => {
+                  const entry: LogEntry =
+                    current && !current.deleted ? current : { key: segments, records: [], ids: new Map(), lastSeq: current?.lastSeq ?? 0, deleted: false };
+                  const at = iso();
+                  for (const record of fresh) {
+                    entry.lastSeq += 1;
+                    entry.records.push({ seq: entry.lastSeq, id: record.id, text: record.text, at });
+                    entry.ids.set(record.id, record.text);
+                  }
+                  if (fresh.length > 0 || !current || current.deleted) logs.set(path, entry);
+                  return { lastSeq: entry.lastSeq, appended: fresh.length, deduplicated };
+                });
+              }),
+            ),
+          ),
+        ),
+      read: (log, readOptions) =>
+        run(() =>
+          validateKey(log, "log").andThen((segments) =>
+            validateReadOptions(readOptions).map(({ afterSeq, limit }) => {
+              const entry = logs.get(keyPath(segments));
+              if (!entry || entry.deleted) return [];
+              const out: LogRecord[] = [];
+              for (const record of entry.records) {
+                if (record.seq <= afterSeq) continue;
+                if (out.length >= limit) break;
+                out.push({ seq: record.seq, id: record.id, value: JSON.parse(record.text) as JsonValue, at: record.at });
+              }
+              return out;
+            }),
+          ),
+        ),
+      head: (log) =>
+        run(() =>
+          validateKey(log, "log").map((segments) => {
+            const entry = logs.get(keyPath(segments));
+            return entry && !entry.deleted ? { lastSeq: entry.lastSeq } : undefined;
+          }),
+        ),
+      delete: (log, deleteOptions) =>
+        run(() =>
+          validateKey(log, "log").andThen((segments) =>
+            validateFenceOption(deleteOptions).andThen((parsed) =>
+              fenceOk(parsed.fence).map(() => {
+                const path = keyPath(segments);
+                const entry = logs.get(path);
+                if (!entry || entry.deleted) return false;
+                logs.set(path, { key: segments, records: [], ids: new Map(), lastSeq: entry.lastSeq, deleted: true });
+                return true;
+              }),
+            ),
+          ),
+        ),
+      list: (prefix) =>
+        run(() =>
+          validateKey(prefix, "prefix", true).map((segments) =>
+            [...logs.values()]
+              .filter((entry) => !entry.deleted && hasPrefix(entry.key, segments))
+              .map((entry) => [...entry.key])
+              .sort(compareKeys),
+          ),
+        ),
+    },
+    leases: {
+      acquire: (name, holder, acquireOptions) => {
+        const parsed = validateAcquire(name, holder, acquireOptions);
+        if (parsed.isErr()) return errAsync(parsed.error);
+        const { ttlMs, waitMs } = parsed.value;
+        const attempt = () =>
+          run(() => {
+            const decision = decideAcquire(leases.get(parsed.value.name), parsed.value.name, parsed.value.holder, clock.now(), ttlMs);
+            if (!decision.acquired) return ok<Attempt<Lease, Lease>>({ done: false, last: decision.held });
+            leases.set(decision.lease.name, { holder: decision.lease.holder, token: decision.lease.token, expiresAt: decision.lease.expiresAt });
+            return ok<Attempt<Lease, Lease>>({ done: true, value: decision.lease });
+          });
+        return pollUntil(attempt, waitMs).andThen((outcome) =>
+          outcome.done ? okAsync(outcome.value) : errAsync(leaseHeld(outcome.last, waitMs)),
+        );
+      },
+      renew: (lease, renewOptions) =>
+        run(() =>
+          validateLease(lease).andThen((parsed) =>
+            validateRenewOptions(renewOptions).andThen(({ ttlMs }) => {
+              const state = leases.get(parsed.name);
+              const now = clock.now();
+              const ttl = ttlMs ?? Math.max(1, parsed.expiresAt - now);
+              return decideRenew(state, parsed, now, ttl).map((renewed) => {
+                leases.set(parsed.name, { holder: renewed.holder, token: renewed.token, expiresAt: renewed.expiresAt });
+                return renewed;
+              });
+            }),
+          ),
+        ),
+      release: (lease) =>
+        run(() =>
+          validateLease(lease).map((parsed) => {
+            const next = decideRelease(leases.get(parsed.name), parsed);
+            if (next) leases.set(parsed.name, next);
+          }),
+        ),
+      current: (name) =>
+        run(() =>
+          validateKey([name], "lease name").map(() => {
+            const state = leases.get(name);
+            return state && state.expiresAt > clock.now() ? { name, ...state } : undefined;
+          }),
+        ),
+    },
+    check: () => run(() => ok({ ok: true, repaired: [], problems: [] })),
+    close: async () => {
+      closed = true;
+    },
+  };
+}
+
+function toDoc(entry: DocEntry): Doc {
+  return { key: [...entry.key], value: JSON.parse(entry.text) as JsonValue, version: entry.version, updatedAt: entry.updatedAt };
+}
+

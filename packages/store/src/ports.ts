@@ -1,0 +1,221 @@
+import type { JsonValue, KeelError, SafeName } from "@keel/core";
+import type { ResultAsync } from "neverthrow";
+
+/**
+ * A storage key: one or more safe-name segments, e.g. `["missions", "m1", "role-sessions", "engineer"]`.
+ * Every segment is validated (see `SafeName` in `@keel/core`); at most {@link MAX_KEY_DEPTH} segments.
+ */
+export type Key = readonly SafeName[] | readonly string[];
+
+/** A stored JSON document with its store-assigned version. */
+export interface Doc<T = JsonValue> {
+  /** The key it is stored under. */
+  key: string[];
+  /** The value, a deep copy: mutating it changes nothing stored. */
+  value: T;
+  /** Store-assigned, strictly increasing per key (1 for the first write); never from a clock. */
+  version: number;
+  /** When the store wrote it (ISO 8601, the store's clock); informational only. */
+  updatedAt: string;
+}
+
+/** A document's metadata, as listed. */
+export interface DocMeta {
+  key: string[];
+  version: number;
+  updatedAt: string;
+  /** Size of the stored JSON text in bytes. */
+  bytes: number;
+}
+
+/**
+ * A lease-derived write guard: the write succeeds only while lease `lease` is still held with
+ * `token`, checked by the store atomically with the write, by the store's clock.
+ */
+export interface Fence {
+  /** The lease name. */
+  lease: string;
+  /** The fencing token of the holder's lease. */
+  token: number;
+}
+
+/**
+ * The condition of a document write. Every write is conditional; a blind write must say so.
+ * - `{ expectedVersion }`: compare-and-swap; a different current version is `conflict`
+ *   (`deleted` when the document was deleted).
+ * - `{ create: true }`: only when no live document exists (`conflict` otherwise).
+ * - `{ unconditional: true }`: an explicit blind write.
+ */
+export type PutCondition = { expectedVersion: number } | { create: true } | { unconditional: true };
+
+/** The condition of a document delete. */
+export type DeleteCondition = { expectedVersion: number } | { unconditional: true };
+
+/** Write options that may carry a {@link Fence}. */
+export interface FenceOption {
+  fence?: Fence;
+}
+
+/** A page request for {@link DocStore.list}. */
+export interface PageRequest {
+  /** Continue after this cursor (the `next` of the previous page). */
+  after?: string;
+  /** At most this many items (default 100, at most 1,000). */
+  limit?: number;
+}
+
+/** JSON documents under keys, each replaced atomically under a condition. */
+export interface DocStore {
+  /** Reads a live document, or `undefined` when there is none (never written, or deleted). */
+  get(key: Key): ResultAsync<Doc | undefined, KeelError>;
+  /**
+   * Writes a document under a condition. Returns the stored document with its new version.
+   * Errors: `conflict`, `deleted`, `lease_lost` (fence), `too_large`, `invalid_input`.
+   */
+  put(key: Key, value: JsonValue, condition: PutCondition & FenceOption): ResultAsync<Doc, KeelError>;
+  /**
+   * Deletes a document, leaving a tombstone so that a later write with a stale version fails.
+   * Resolves `true` when a live document was deleted, `false` when there was none
+   * (an `expectedVersion` on a missing document is `conflict`).
+   */
+  delete(key: Key, condition: DeleteCondition & FenceOption): ResultAsync<boolean, KeelError>;
+  /**
+   * Lists live documents whose key starts with `prefix` (any depth below it), in key order
+   * (segments compared as strings), a page at a time.
+   */
+  list(prefix: Key, page?: PageRequest): ResultAsync<{ items: DocMeta[]; next?: string }, KeelError>;
+}
+
+/** One record of a log. */
+export interface LogRecord<T = JsonValue> {
+  /** Store-assigned, dense within a log's life, strictly increasing; never reused. */
+  seq: number;
+  /** The caller's id; appending the same id again is idempotent. */
+  id: string;
+  value: T;
+  /** When the store appended it (ISO 8601, the store's clock); informational only. */
+  at: string;
+}
+
+/** A record to append. */
+export interface LogRecordInput {
+  /** A caller-chosen id, unique within the log (1 to 256 characters, no control characters). */
+  id: string;
+  value: JsonValue;
+}
+
+/** Options of {@link LogStore.append}. */
+export interface AppendOptions extends FenceOption {
+  /** The log's current last seq must equal this (0 for an empty or new log), else `conflict`. */
+  expectedSeq?: number;
+}
+
+/** The result of {@link LogStore.append}. */
+export interface AppendResult {
+  /** The log's last seq after the append. */
+  lastSeq: number;
+  /** How many records were added. */
+  appended: number;
+  /** How many records were already there with the same id and value (no-ops). */
+  deduplicated: number;
+}
+
+/** Append-only logs of JSON records, ordered by a store-assigned sequence. */
+export interface LogStore {
+  /**
+   * Appends records atomically (all or none). A record whose id exists with the same value is a
+   * no-op (`deduplicated`); with a different value the whole append is `conflict`.
+   */
+  append(log: Key, records: readonly LogRecordInput[], options?: AppendOptions): ResultAsync<AppendResult, KeelError>;
+  /** Reads records in `seq` order, after `afterSeq` (default 0), at most `limit`. A missing log reads as empty. */
+  read(log: Key, options?: { afterSeq?: number; limit?: number }): ResultAsync<LogRecord[], KeelError>;
+  /** The log's last seq, or `undefined` when the log does not exist (or was deleted). */
+  head(log: Key): ResultAsync<{ lastSeq: number } | undefined, KeelError>;
+  /**
+   * Deletes a log, leaving a tombstone: seqs are never reused, and an append with an
+   * `expectedSeq` from before the delete is `deleted`. Resolves whether a live log was deleted.
+   */
+  delete(log: Key, options?: FenceOption): ResultAsync<boolean, KeelError>;
+  /** Keys of the live logs under `prefix`, in key order. */
+  list(prefix: Key): ResultAsync<string[][], KeelError>;
+}
+
+/** A held lease. */
+export interface Lease {
+  /** The lease name (a safe name). */
+  name: string;
+  /** Who holds it. */
+  holder: string;
+  /** The fencing token: strictly increasing per name, a new one at each new acquisition. */
+  token: number;
+  /** When it expires, epoch ms by the store's clock. */
+  expiresAt: number;
+}
+
+/** Options of {@link LeaseStore.acquire}. */
+export interface AcquireOptions {
+  /** Time to live in ms (at least 1). */
+  ttlMs: number;
+  /** How long to wait for a held lease before `lease_held` (default 0: fail at once). */
+  waitMs?: number;
+}
+
+/** Named leases with fencing tokens; expiry is judged by the store's clock. */
+export interface LeaseStore {
+  /**
+   * Acquires a lease. A free or expired lease is taken with a new token; the same holder
+   * re-acquiring its live lease extends it and keeps its token. Otherwise waits up to `waitMs`,
+   * then `lease_held`.
+   */
+  acquire(name: string, holder: string, options: AcquireOptions): ResultAsync<Lease, KeelError>;
+  /** Extends a held lease. `lease_lost` when it expired or another holder took it. */
+  renew(lease: Lease, options?: { ttlMs?: number }): ResultAsync<Lease, KeelError>;
+  /** Releases a lease; a no-op when it was already lost or released. */
+  release(lease: Lease): ResultAsync<void, KeelError>;
+  /** The live lease of that name, or `undefined` when free or expired. */
+  current(name: string): ResultAsync<Lease | undefined, KeelError>;
+}
+
+/** What a store guarantees. */
+export interface StoreCapabilities {
+  /** Who may share one store safely: one process, the processes of one host, or many hosts. */
+  scope: "process" | "host" | "cluster";
+  /** Whether an acknowledged write survives a crash (`fsync`) or only the process (`memory`). */
+  durability: "memory" | "fsync";
+  /** The largest value, in bytes of JSON text, a write accepts. */
+  maxValueBytes: number;
+}
+
+/** One repair made by {@link KeelStore.check}. */
+export interface IntegrityRepair {
+  location: string;
+  action: "truncated-tail" | "restored-bak" | "removed-tmp" | "removed-stale-lock";
+  message: string;
+}
+
+/** One problem found by {@link KeelStore.check}. */
+export interface IntegrityProblem {
+  location: string;
+  code: "corrupt" | "orphan" | "seq_gap" | "schema";
+  message: string;
+}
+
+/** What {@link KeelStore.check} found and repaired. */
+export interface IntegrityReport {
+  /** True when no unrepaired problem remains. */
+  ok: boolean;
+  repaired: IntegrityRepair[];
+  problems: IntegrityProblem[];
+}
+
+/** A complete store: documents, logs and leases, with its capabilities. */
+export interface KeelStore {
+  docs: DocStore;
+  logs: LogStore;
+  leases: LeaseStore;
+  capabilities: StoreCapabilities;
+  /** Checks stored data; with `repair: true` repairs what is safely repairable and reports it. */
+  check(options?: { repair?: boolean }): ResultAsync<IntegrityReport, KeelError>;
+  /** Waits for writes in flight and releases resources. Operations after close fail with `unavailable`. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,27 @@
+import { readdirSync } from "node:fs";
+import { defineConfig } from "vitest/config";
+
+/** Sources of sibling packages are read through the `@keel/source` export condition: no build needed. */
+const conditions = ["@keel/source", "node", "import", "module", "default"];
+const packages = readdirSync(new URL("./packages", import.meta.url), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => entry.name)
+  .sort();
+
+export default defineConfig({
+  resolve: { conditions },
+  ssr: { resolve: { conditions, externalConditions: conditions } },
+  test: {
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    projects: [
+      ...packages.map((name) => ({
+        extends: true as const,
+        test: { name, include: [`packages/${name}/src/**/*.test.ts`, `packages/${name}/test/**/*.test.ts`] },
+      })),
+      { extends: true as const, test: { name: "e2e", include: ["test/**/*.test.ts"], testTimeout: 300_000 } },
+      { extends: true as const, test: { name: "examples", include: ["examples/**/*.test.ts"] } },
+    ],
+    benchmark: { include: ["bench/**/*.bench.ts"] },
+  },
+});
