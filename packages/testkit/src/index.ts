@@ -1,1 +1,4 @@
-export {};
+export { createFaultyStore } from "./faulty-store.js";
+export type { FaultHit, FaultOperation, FaultRule, FaultyStore } from "./faulty-store.js";
+export { describeStoreConformance } from "./store/store-conformance.js";
+export type { StoreConformanceTarget } from "./store/store-conformance.js";

@@ -1,1 +1,2 @@
-export {};
+export { describeStoreConformance } from "./store-conformance.js";
+export type { StoreConformanceTarget } from "./store-conformance.js";

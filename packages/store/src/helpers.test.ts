@@ -1,0 +1,78 @@
+import { KeelError } from "@keel/core";
+import { createMemoryStore, updateDoc, withLease } from "@keel/store";
+import { ResultAsync, errAsync } from "neverthrow";
+import { describe, expect, it } from "vitest";
+
+describe("updateDoc", () => {
+  it("creates, updates and skips when the update returns undefined", async () => {
+    const store = createMemoryStore();
+    const created = await updateDoc<{ n: number }>(store.docs, ["c"], (current) => ({ n: (current?.value.n ?? 0) + 1 }));
+    expect(created._unsafeUnwrap()?.version).toBe(1);
+    const skipped = await updateDoc<{ n: number }>(store.docs, ["c"], () => undefined);
+    expect(skipped._unsafeUnwrap()?.value).toEqual({ n: 1 });
+    expect((await store.docs.get(["c"]))._unsafeUnwrap()?.version).toBe(1);
+  });
+
+  it("gives up with conflict after the retries are spent", async () => {
+    const store = createMemoryStore();
+    await store.docs.put(["c"], { n: 0 }, { create: true });
+    let calls = 0;
+    const result = await updateDoc<{ n: number }>(
+      store.docs,
+      ["c"],
+      (current) => {
+        calls++;
+        // Another writer sneaks in between every read and write.
+        void store.docs.put(["c"], { n: -1 }, { unconditional: true });
+        return { n: (current?.value.n ?? 0) + 1 };
+      },
+      { retries: 2 },
+    );
+    expect(result.isErr() && result.error.code).toBe("conflict");
+    expect(calls).toBe(3);
+  });
+
+  it("passes errors of the update through", async () => {
+    const store = createMemoryStore();
+    const result = await updateDoc(store.docs, ["c"], () => errAsync(new KeelError("budget_exceeded", "no")));
+    expect(result.isErr() && result.error.code).toBe("budget_exceeded");
+  });
+});
+
+describe("withLease", () => {
+  it("holds the lease for the work, fences writes and releases afterwards", async () => {
+    const store = createMemoryStore();
+    const result = await withLease(store.leases, "job", "me", (fence) =>
+      store.docs
+        .put(["guarded"], { ok: true }, { create: true, fence })
+        .andThen(() =>
+          ResultAsync.fromSafePromise(
+            store.leases.acquire("job", "other", { ttlMs: 100 }).match(
+              () => "not exclusive",
+              (error) => error.code,
+            ),
+          ),
+        ),
+    );
+    expect(result._unsafeUnwrap()).toBe("lease_held");
+    expect((await store.leases.current("job"))._unsafeUnwrap()).toBeUndefined();
+  });
+
+  it("releases the lease when the work fails", async () => {
+    const store = createMemoryStore();
+    const result = await withLease(store.leases, "job", "me", () => errAsync(new KeelError("backend_failed", "x")));
+    expect(result.isErr() && result.error.code).toBe("backend_failed");
+    expect((await store.leases.current("job"))._unsafeUnwrap()).toBeUndefined();
+  });
+});
+
+describe("createMemoryStore options", () => {
+  it("throws invalid_input for bad options", () => {
+    expect(() => createMemoryStore({ maxValueBytes: -1 })).toThrowError(KeelError);
+    try {
+      createMemoryStore({ clock: {} as never });
+    } catch (error) {
+      expect(KeelError.is(error, "invalid_input")).toBe(true);
+    }
+  });
+});
