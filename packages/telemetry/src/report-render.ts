@@ -1,0 +1,59 @@
+import { validate, type KeelError } from "@keel/core";
+import type { Result } from "neverthrow";
+import { z } from "zod";
+import { EventAnalysisSchema, type EventAnalysis } from "./analysis-types.js";
+import { renderHtmlReport } from "./internal/html-report.js";
+import { renderTextReport } from "./internal/text-report.js";
+
+/** Options of {@link renderReport}. */
+export interface RenderReportOptions {
+  /** `text`: a terminal table; `html`: a self-contained page with inline SVG charts. */
+  format: "text" | "html";
+  /**
+   * ANSI colour in the text report. Default: on unless the `NO_COLOR` environment variable is set
+   * to a non-empty value. A command should pass `color: stream.isTTY && !NO_COLOR` itself.
+   * Ignored for HTML.
+   */
+  color?: boolean;
+  /** The HTML page's title and heading. Default `Keel session report`. */
+  title?: string;
+}
+
+const OptionsSchema = z.strictObject({
+  format: z.enum(["text", "html"]),
+  color: z.boolean().optional(),
+  title: z.string().min(1).max(200).optional(),
+});
+
+/** True when colour should be on by default: `NO_COLOR` unset or empty (https://no-color.org). */
+function colorByDefault(): boolean {
+  const noColor = process.env["NO_COLOR"];
+  return noColor === undefined || noColor === "";
+}
+
+/**
+ * Renders an {@link EventAnalysis}:
+ * - `text` — aligned columns per policy (policy, turns, fresh/resumed/rotated, prompt bytes,
+ *   reviewer prompt bytes, input tokens, repeated reads, verdicts), rotations by reason, reviewer
+ *   verdict agreement and a per-role table; colour per `color`/`NO_COLOR`; control characters in
+ *   event text are replaced, so events cannot steer the terminal.
+ * - `html` — one self-contained page (no scripts, no network, no external assets, a
+ *   Content-Security-Policy that forbids loading anything) with the same tables and three inline
+ *   SVG charts: prompt bytes per turn by policy (`svg[data-chart="prompt-bytes"]`, one
+ *   `circle.point` per turn), input tokens per turn with rotation markers
+ *   (`svg[data-chart="input-tokens"]`, one `circle.point` per turn with usage and one
+ *   `g.rotation-marker` per rotated turn) and session actions per role
+ *   (`svg[data-chart="actions"]`, one `rect.bar` per non-zero policy/role/action). Every data
+ *   point carries `data-policy`, `data-value` and friends; all text is HTML-escaped.
+ *
+ * @returns the report text, or `invalid_input` for bad options or a malformed analysis.
+ */
+export function renderReport(analysis: EventAnalysis, options: RenderReportOptions): Result<string, KeelError> {
+  return validate(OptionsSchema, options, "report options").andThen((valid) =>
+    validate(EventAnalysisSchema, analysis, "event analysis").map((checked) =>
+      valid.format === "html"
+        ? renderHtmlReport(checked, valid.title ?? "Keel session report")
+        : renderTextReport(checked, valid.color ?? colorByDefault()),
+    ),
+  );
+}
