@@ -21,7 +21,9 @@ export default defineConfig({
       })),
       { extends: true as const, test: { name: "e2e", include: ["test/**/*.test.ts"], testTimeout: 300_000 } },
       { extends: true as const, test: { name: "examples", include: ["examples/**/*.test.ts"] } },
+      // Benchmarks run once, in their own project (`pnpm bench`); tests never time anything.
+      { extends: true as const, test: { name: "bench", include: [], benchmark: { include: ["bench/**/*.bench.ts"] } } },
     ],
-    benchmark: { include: ["bench/**/*.bench.ts"] },
+    benchmark: { include: [] },
   },
 });

@@ -1,0 +1,186 @@
+import { KeelError, toKeelError, validate, validateOrThrow, type JsonValue } from "@keel/core";
+import { errAsync, okAsync, ResultAsync } from "neverthrow";
+import { z } from "zod";
+import { LimitsSchema, type Limits } from "./budget-dimensions.js";
+
+/**
+ * The hygiene counters of the current work session, as a {@link CapacitySource} reports them.
+ * `hygiene.status()` of `@keel/sessions` (`createHygiene`) returns this shape (and more fields,
+ * which are ignored).
+ */
+export interface CapacityStatus {
+  /** `open` while a work session is open, `no_session` otherwise. */
+  state: "open" | "no_session";
+  /** Tool calls made in the session so far. */
+  toolCalls: number;
+  /** Active minutes of the session so far (waiting on a checkpoint does not count). */
+  activeMinutes: number;
+}
+
+/**
+ * The port a capacity gate reads: anything with a `status()` returning a {@link CapacityStatus},
+ * directly, as a promise, or as a neverthrow `Result`/`ResultAsync`. `createHygiene(...)` of
+ * `@keel/sessions` satisfies it structurally, so `@keel/budget` does not depend on that package.
+ */
+export interface CapacitySource {
+  status(): unknown;
+}
+
+/** Options of {@link createCapacityGate}. */
+export interface CapacityGateOptions {
+  /** The session hygiene counters. */
+  sessions: CapacitySource;
+  /** Tool calls a session may make before budgeted tasks are refused. Default 200. */
+  maxToolCalls?: number;
+  /** Active minutes a session may last before budgeted tasks are refused. Default 180. */
+  maxActiveMinutes?: number;
+}
+
+/** A task asking to be admitted. */
+export interface TaskAdmissionRequest {
+  /** The task's id, named in refusals. */
+  taskId: string;
+  /** The budget the task declared; `null` or left out when it declared none. */
+  budget?: Limits | null;
+}
+
+/** What is left of a session's capacity. */
+export interface CapacityRemaining {
+  toolCalls: number;
+  activeMinutes: number;
+}
+
+/** An admitted task. */
+export interface Admission {
+  admitted: true;
+  /** `no_budget`: admitted without a check; `within_capacity`: the open session has room. */
+  reason: "no_budget" | "within_capacity";
+  /** What is left of the session's capacity (`null` when it was not checked). */
+  remaining: CapacityRemaining | null;
+}
+
+/** Admits budgeted tasks only into an open work session that has capacity left. */
+export interface CapacityGate {
+  /**
+   * Admits a task. A task without a budget is admitted as before. A task that declared a budget
+   * needs an open work session (`no_session` otherwise: no session is never "unlimited") within
+   * both capacities (`capacity_refused` otherwise, naming the limit and its value). Both refusals
+   * say how to recover in `details.recovery`.
+   */
+  admit(request: TaskAdmissionRequest): ResultAsync<Admission, KeelError>;
+  /** What is left of the current session's capacity (`no_session` when none is open). */
+  remaining(): ResultAsync<CapacityRemaining, KeelError>;
+}
+
+const OptionsSchema = z.strictObject({
+  sessions: z.custom<CapacitySource>(
+    (value) => typeof (value as CapacitySource | undefined)?.status === "function",
+    "sessions must have a status() method (e.g. createHygiene(...) of @keel/sessions)",
+  ),
+  maxToolCalls: z.number().int().positive().optional(),
+  maxActiveMinutes: z.number().int().positive().optional(),
+});
+
+const RequestSchema = z.strictObject({
+  taskId: z.string().min(1).max(256),
+  budget: LimitsSchema.nullable().optional(),
+});
+
+const StatusSchema = z.looseObject({
+  state: z.enum(["open", "no_session"]),
+  toolCalls: z.number().int().nonnegative(),
+  activeMinutes: z.number().nonnegative(),
+});
+
+/**
+ * Creates a capacity gate over a work session's hygiene counters. Continuity is not hygiene: the
+ * gate never stops a handoff from being written, it only refuses to start budgeted work in a
+ * session that is missing or used up.
+ *
+ * @throws KeelError `invalid_input` for malformed options.
+ *
+ * @example
+ * ```ts
+ * const gate = createCapacityGate({ sessions: hygiene, maxToolCalls: 200, maxActiveMinutes: 180 });
+ * const admitted = await gate.admit({ taskId: "task-7", budget: { tokens: 50_000 } });
+ * if (admitted.isErr() && admitted.error.code === "no_session") { ... open a session ... }
+ * ```
+ */
+export function createCapacityGate(options: CapacityGateOptions): CapacityGate {
+  const valid = validateOrThrow(OptionsSchema, options, "capacity gate options");
+  const maxToolCalls = valid.maxToolCalls ?? 200;
+  const maxActiveMinutes = valid.maxActiveMinutes ?? 180;
+  const readStatus = (): ResultAsync<CapacityStatus, KeelError> => readCapacityStatus(valid.sessions);
+  const check = (taskId: string | null): ResultAsync<CapacityRemaining, KeelError> =>
+    readStatus().andThen((status) => {
+      if (status.state !== "open") return errAsync(noSession(taskId));
+      const exceeded = [
+        { limit: "maxToolCalls", value: maxToolCalls, current: status.toolCalls },
+        { limit: "maxActiveMinutes", value: maxActiveMinutes, current: status.activeMinutes },
+      ].filter((entry) => entry.current >= entry.value);
+      if (exceeded.length > 0) return errAsync(capacityRefused(taskId, exceeded));
+      return okAsync({ toolCalls: maxToolCalls - status.toolCalls, activeMinutes: maxActiveMinutes - status.activeMinutes });
+    });
+  return Object.freeze({
+    admit(request: TaskAdmissionRequest): ResultAsync<Admission, KeelError> {
+      const checked = validate(RequestSchema, request, "task admission request");
+      if (checked.isErr()) return errAsync(checked.error);
+      if (checked.value.budget == null) return okAsync({ admitted: true as const, reason: "no_budget" as const, remaining: null });
+      return check(checked.value.taskId).map((remaining) => ({ admitted: true as const, reason: "within_capacity" as const, remaining }));
+    },
+    remaining: () => check(null),
+  });
+}
+
+/** Calls `source.status()` and checks what it returns, whatever form it takes. */
+function readCapacityStatus(source: CapacitySource): ResultAsync<CapacityStatus, KeelError> {
+  const call = ResultAsync.fromThrowable(
+    async () => source.status(),
+    (error) => toKeelError(error, "unavailable", "reading the session status failed"),
+  );
+  return call().andThen((value) => {
+    const unwrapped = unwrapResult(value);
+    if (unwrapped.kind === "error") return errAsync(unwrapped.error);
+    const status = validate(StatusSchema, unwrapped.value, "session status");
+    return status.isErr() ? errAsync(status.error) : okAsync(status.value as CapacityStatus);
+  });
+}
+
+type Unwrapped = { kind: "value"; value: unknown } | { kind: "error"; error: KeelError };
+
+/** Unwraps a neverthrow `Result` (awaited `ResultAsync`); other values pass through. */
+function unwrapResult(value: unknown): Unwrapped {
+  const result = value as { isOk?: unknown; isErr?: () => boolean; value?: unknown; error?: unknown } | null;
+  if (typeof result?.isOk !== "function" || typeof result.isErr !== "function") return { kind: "value", value };
+  if (!result.isErr()) return { kind: "value", value: result.value };
+  return { kind: "error", error: toKeelError(result.error, "unavailable", "reading the session status failed") };
+}
+
+function noSession(taskId: string | null): KeelError {
+  const who = taskId === null ? "capacity was asked" : `task "${taskId}" declared a budget`;
+  return new KeelError(
+    "no_session",
+    `${who} but no work session is open: open a work session, then admit the task again (no session is never "unlimited")`,
+    { details: { taskId, recovery: "open a work session, then admit the task again" } },
+  );
+}
+
+function capacityRefused(taskId: string | null, exceeded: { limit: string; value: number; current: number }[]): KeelError {
+  const first = exceeded[0]!;
+  const who = taskId === null ? "the session" : `task "${taskId}"`;
+  return new KeelError(
+    "capacity_refused",
+    `${who} is refused: the work session reached ${first.limit} ${first.value} (at ${first.current}); ` +
+      `write a handoff, checkpoint and open a fresh session, then admit the task again`,
+    {
+      details: {
+        taskId,
+        limit: first.limit,
+        value: first.value,
+        current: first.current,
+        exceeded: exceeded as unknown as JsonValue[],
+        recovery: "write a handoff, checkpoint and open a fresh session, then admit the task again",
+      },
+    },
+  );
+}

@@ -1,0 +1,24 @@
+import type { Clock } from "@keel/core";
+import type { DocStore } from "@keel/store";
+import type { LedgerEvents } from "./ledger-events.js";
+import type { ScopeDeclaration } from "./ledger-rules.js";
+
+/** What every scope and reservation handle of one budget shares. */
+export interface BudgetContext {
+  docs: DocStore;
+  clock: Clock;
+  events: LedgerEvents;
+  /** Key prefix of the ledger documents. */
+  prefix: readonly string[];
+  /** Default warning thresholds in percent. */
+  warnAtPercent: readonly number[];
+}
+
+/** A scope as resolved at creation: its chain (itself first, then ancestors) and its ledger. */
+export interface ResolvedScope {
+  context: BudgetContext;
+  chain: readonly ScopeDeclaration[];
+  root: string;
+  /** The ledger document's key. */
+  key: readonly string[];
+}

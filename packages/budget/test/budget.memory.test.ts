@@ -1,0 +1,9 @@
+import { createMemoryStore } from "@keel/store";
+import { describeBudgetSuite } from "./budget-suite.js";
+
+describeBudgetSuite("the memory store", {
+  create: async () => {
+    const store = createMemoryStore();
+    return { store, dispose: () => store.close() };
+  },
+});

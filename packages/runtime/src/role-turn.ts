@@ -1,0 +1,65 @@
+import { totalInputTokens, type Usage } from "@keel/core";
+import type { TurnPlan } from "@keel/sessions";
+import type { SkillDeliveryMode } from "@keel/skills";
+import { z } from "zod";
+import type { SessionWarning } from "@keel/sessions";
+
+/** What {@link Keel.runRoleTurn} is asked. */
+export interface RoleTurnInput {
+  /** The mission (a safe name). */
+  missionId: string;
+  /** The role (a safe name), e.g. `planner`, `engineer`, `reviewer`. */
+  role: string;
+  /** What this turn asks of the role (the new part). */
+  prompt: string;
+  /** The mission objective: sent on fresh and rotated turns. */
+  objective?: string;
+  /** The objective revision (default 1): a change rotates the role's thread. */
+  objectiveRevision?: number | string;
+  /** The repository branch, if any: a change rotates the role's thread. */
+  branch?: string | null;
+  /** The model, if the host picks one: a change rotates the role's thread. */
+  model?: string | null;
+  /** The backend id (default: the runtime's default backend). */
+  backend?: string;
+}
+
+/** zod schema of {@link RoleTurnInput}. */
+export const RoleTurnInputSchema = z.strictObject({
+  missionId: z.string(),
+  role: z.string(),
+  prompt: z.string().min(1, "the prompt must not be empty"),
+  objective: z.string().optional(),
+  objectiveRevision: z.union([z.number().int().nonnegative(), z.string().min(1).max(128)]).optional(),
+  branch: z.string().min(1).max(512).nullable().optional(),
+  model: z.string().min(1).max(256).nullable().optional(),
+  backend: z.string().optional(),
+});
+
+/** What a role turn produced. */
+export interface RoleTurnResult {
+  /** The model's answer. */
+  text: string;
+  /** The provider thread it ran on, or `null`. */
+  threadId: string | null;
+  /** Normalized usage (unknown buckets `null`). */
+  usage: Usage | null;
+  /** Total input tokens observed, or `null` when unknown. */
+  inputTokens: number | null;
+  /** Bytes of the prompt sent (for a resumed turn, only the new part). */
+  promptBytes: number;
+  /** The session plan the turn ran with (after a resume fallback, the fresh one). */
+  plan: TurnPlan;
+  /** The backend's own time for the turn, in ms. */
+  durationMs: number;
+  /** How the role's skills reached the backend, or `null` without skills. */
+  skillDelivery: SkillDeliveryMode | null;
+  /** Persistence and accounting warnings; none of them changed the result. */
+  warnings: RuntimeWarning[];
+}
+
+/** A warning of the runtime: a session persistence warning, or a budget settlement problem. */
+export type RuntimeWarning = SessionWarning | { target: "budget" | "skills"; operation: string; code: string; message: string };
+
+/** The total input tokens of a usage (re-exported convenience). */
+export const inputTokensOf = (usage: Usage | null): number | null => totalInputTokens(usage);
