@@ -1,0 +1,9 @@
+import type { CliCommand } from "../cli-command.js";
+import { demoCommand } from "./demo.js";
+import { doctorCommand } from "./doctor.js";
+import { inspectCommand } from "./inspect.js";
+import { reportCommand } from "./report.js";
+import { skillsCommand } from "./skills.js";
+
+/** Every `keel` subcommand, in the order `keel --help` lists them. */
+export const COMMANDS: readonly CliCommand[] = [demoCommand, inspectCommand, reportCommand, skillsCommand, doctorCommand];
