@@ -1,14 +1,87 @@
-import type { CliCommand } from "../cli-command.js";
+import { isAbsolute, resolve } from "node:path";
+import type { Backend } from "@keel/backends";
+import { CliUsageError, type CliCommand } from "../cli-command.js";
+import { paint } from "../cli-io.js";
+import { runDemo, type DemoPolicy } from "../demo/demo-run.js";
+import { createCliBackendById, CLI_BACKEND_IDS } from "../demo/demo-backends.js";
 
-/** `keel demo` (being written). */
+const POLICIES: readonly DemoPolicy[] = ["fresh", "mission", "rolling"];
+
+/** `keel demo`: replays one scripted mission under each policy and prints the comparison. */
 export const demoCommand: CliCommand = {
   name: "demo",
-  summary: "(not built yet)",
-  help: "keel demo",
-  options: {},
-  allowPositionals: true,
-  run: async (_args, io) => {
-    io.stderr("keel demo is not built yet\n");
-    return 1;
+  summary: "replay one scripted mission under each session policy and compare them",
+  help: [
+    "Usage: keel demo [--dir .keel-demo] [--policies fresh,mission,rolling] [--rounds N] [--backend scripted|<cli>] [--continue]",
+    "",
+    "Replays one matched mission — planner, engineer and reviewer over several rounds, with a",
+    "repository to read and a review verdict computed from the change the reviewer is shown —",
+    "under each role-session policy on the filesystem store, printing a line per turn, then the",
+    "comparison table. Writes events.jsonl and report.html into the directory.",
+    "",
+    "Options:",
+    "  --dir <dir>          the demo directory (default .keel-demo); an earlier demo there is replaced",
+    "  --policies <list>    comma-separated, from fresh, mission, rolling (default all three)",
+    "  --rounds <n>         rounds per policy, 1 to 50 (default 8)",
+    `  --backend <id>       scripted (default), or a real CLI: ${CLI_BACKEND_IDS.join(", ")}`,
+    "  --continue           continue the missions of the earlier demo in --dir (a restart)",
+    "",
+    "Example:",
+    "  keel demo --policies fresh,rolling --rounds 8",
+    "  keel inspect .keel-demo/store",
+  ].join("\n"),
+  options: {
+    dir: { type: "string" },
+    policies: { type: "string" },
+    rounds: { type: "string" },
+    backend: { type: "string" },
+    continue: { type: "boolean" },
+  },
+  allowPositionals: false,
+  run: async ({ values }, io) => {
+    const dirValue = typeof values.dir === "string" ? values.dir : ".keel-demo";
+    const dir = isAbsolute(dirValue) ? dirValue : resolve(io.cwd, dirValue);
+    const policies = parsePolicies(typeof values.policies === "string" ? values.policies : undefined);
+    const rounds = parseRounds(typeof values.rounds === "string" ? values.rounds : undefined);
+    const backendId = typeof values.backend === "string" ? values.backend : "scripted";
+    let backend: Backend | "scripted" = "scripted";
+    if (backendId !== "scripted") {
+      const made = createCliBackendById(backendId);
+      if (made.isErr()) throw new CliUsageError(made.error.message);
+      backend = made.value;
+    }
+    io.stdout(`${paint(io, "bold", "keel demo")}: ${policies.join(", ")} × ${rounds} rounds on ${backendId}, in ${dir}\n`);
+    const outcome = await runDemo({
+      dir,
+      policies,
+      rounds,
+      backend,
+      continueMissions: values.continue === true,
+      progress: (line) => io.stdout(`${line}\n`),
+      color: io.color,
+    });
+    if (outcome.isErr()) {
+      io.stderr(`${paint(io, "red", "error")} (${outcome.error.code}): ${outcome.error.message}\n`);
+      return outcome.error.code === "invalid_input" ? 2 : 1;
+    }
+    io.stdout(`\n${outcome.value.table}\n`);
+    io.stdout(`events: ${outcome.value.files.events}\nreport: ${outcome.value.files.report}\nstore:  ${outcome.value.files.store}  (keel inspect ${outcome.value.files.store})\n`);
+    return 0;
   },
 };
+
+function parsePolicies(text: string | undefined): DemoPolicy[] {
+  if (text === undefined) return [...POLICIES];
+  const names = text.split(",").map((name) => name.trim()).filter(Boolean);
+  if (names.length === 0) throw new CliUsageError("--policies needs at least one of fresh, mission, rolling");
+  for (const name of names) {
+    if (!(POLICIES as readonly string[]).includes(name)) throw new CliUsageError(`unknown policy "${name}": use fresh, mission or rolling`);
+  }
+  return [...new Set(names)] as DemoPolicy[];
+}
+
+function parseRounds(text: string | undefined): number {
+  if (text === undefined) return 8;
+  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > 50) throw new CliUsageError(`--rounds must be a whole number from 1 to 50, got "${text}"`);
+  return Number(text);
+}

@@ -1,0 +1,38 @@
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+/** The repository root. */
+export const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
+
+/** What a finished child process printed. */
+export interface ChildOutput {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a TypeScript file of the repository in a real Node child process (tsx, sources through `@keel/source`). */
+export function runTs(file: string, args: readonly string[], options: { env?: Record<string, string>; timeoutMs?: number } = {}): Promise<ChildOutput> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "--conditions=@keel/source", file, ...args], {
+      cwd: repoRoot,
+      env: { ...process.env, NO_COLOR: "1", ...options.env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 120_000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Runs the `keel` command from source in a child process. */
+export function runKeel(args: readonly string[], options?: { env?: Record<string, string>; timeoutMs?: number }): Promise<ChildOutput> {
+  return runTs("packages/cli/src/bin.ts", args, options);
+}
