@@ -1,0 +1,129 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { createEventBus } from "@keel/core";
+import { createRoleSessions, type Execute, type RoleSessions, type TurnRequest } from "@keel/sessions";
+import { createMemoryStore, type Fence, type KeelStore } from "@keel/store";
+import { createFsStore } from "@keel/store-fs";
+import { okAsync } from "neverthrow";
+import { afterAll, bench, describe } from "vitest";
+
+/**
+ * The bookkeeping cost of one role turn (plan + capsule update + event) against the floor of one
+ * bare durable document put, on the memory store and on the filesystem store. The host's
+ * backend call is instant here, so everything measured is Keel's. Targets: at most 2 durable
+ * document writes per turn (capsule + checkpoint items) and at most 1.5× the floor. The capsule
+ * write is fenced by the role's lease, so a fenced put is measured too; the write counts per
+ * turn are printed first.
+ */
+
+/** Counts the durable writes a store is asked for (document puts and deletes, lease acquire and release). */
+function counting(store: KeelStore) {
+  const counts = { docWrites: 0, leaseWrites: 0, docReads: 0 };
+  const counted: KeelStore = {
+    ...store,
+    docs: {
+      ...store.docs,
+      get: (key) => (counts.docReads++, store.docs.get(key)),
+      put: (key, value, condition) => (counts.docWrites++, store.docs.put(key, value, condition)),
+      delete: (key, condition) => (counts.docWrites++, store.docs.delete(key, condition)),
+    },
+    leases: {
+      ...store.leases,
+      acquire: (name, holder, options) => (counts.leaseWrites++, store.leases.acquire(name, holder, options)),
+      release: (lease) => (counts.leaseWrites++, store.leases.release(lease)),
+    },
+  };
+  return { store: counted, counts };
+}
+
+const request: TurnRequest = { missionId: "bench", role: "engineer", backend: { id: "codex", resumable: true }, model: null, branch: "main", objectiveRevision: 1 };
+const plain: Execute = (plan) => okAsync({ text: "ok", threadId: plan.threadId ?? "thread-1", usage: null, promptBytes: 200, decisiveOutput: "done" });
+const withItems: Execute = (plan) =>
+  okAsync({ text: "ok", threadId: plan.threadId ?? "thread-1", usage: null, promptBytes: 200, decisiveOutput: "done", openCheckpointItems: ["review the parser"] });
+
+function sessionsOn(store: KeelStore, policy: "rolling" | "fresh", lingerMs = 0): RoleSessions {
+  // Limits far above the bench's turn count: every measured turn is a resumed one.
+  return createRoleSessions({
+    store,
+    events: createEventBus(),
+    policy,
+    limits: { maxTurns: 1_000_000, maxInputTokens: Number.MAX_SAFE_INTEGER },
+    lease: { lingerMs },
+  });
+}
+
+const floorVersions = new Map<string, number>();
+async function barePut(store: KeelStore, fence?: Fence): Promise<void> {
+  const name = `${store === stores.memory ? "memory" : "fs"}-${fence ? "fenced" : "bare"}`;
+  const version = floorVersions.get(name) ?? 0;
+  const condition = version === 0 ? { create: true as const } : { expectedVersion: version };
+  const doc = (await store.docs.put(["bench", name], { counter: version }, fence ? { ...condition, fence } : condition))._unsafeUnwrap();
+  floorVersions.set(name, doc.version);
+}
+
+const dir = mkdtempSync(path.join(tmpdir(), "keel-sessions-bench-"));
+const stores = { memory: createMemoryStore(), fs: createFsStore({ dir }) };
+
+async function writesPerTurn(name: "memory" | "fs", execute: Execute, lingerMs: number): Promise<string> {
+  const { store, counts } = counting(stores[name]);
+  const sessions = sessionsOn(store, "rolling", lingerMs);
+  const turnRequest = { ...request, role: `count-${execute === plain ? "plain" : "items"}-${lingerMs}` };
+  (await sessions.runTurn(turnRequest, execute))._unsafeUnwrap();
+  Object.assign(counts, { docWrites: 0, leaseWrites: 0, docReads: 0 });
+  (await sessions.runTurn(turnRequest, execute))._unsafeUnwrap();
+  const counted = `${counts.docWrites} doc writes + ${counts.leaseWrites} lease writes, ${counts.docReads} doc reads`;
+  await sessions.close();
+  return counted;
+}
+
+// Setup runs here, at the top level: a describe callback must register its benches synchronously.
+type Prepared = { rolling: RoleSessions; kept: RoleSessions; fresh: RoleSessions; fence: Fence };
+const prepared = {} as Record<"memory" | "fs", Prepared>;
+for (const name of ["memory", "fs"] as const) {
+  const lease = (await stores[name].leases.acquire("bench-floor", "bench", { ttlMs: 600_000 }))._unsafeUnwrap();
+  const entry: Prepared = {
+    rolling: sessionsOn(stores[name], "rolling"),
+    kept: sessionsOn(stores[name], "rolling", 60_000),
+    fresh: sessionsOn(stores[name], "fresh"),
+    fence: { lease: lease.name, token: lease.token },
+  };
+  (await entry.rolling.initMissionCheckpoint("bench"))._unsafeUnwrap();
+  for (const sessions of [entry.rolling, entry.kept]) {
+    const role = sessions === entry.kept ? "kept" : "engineer";
+    (await sessions.runTurn({ ...request, role }, plain))._unsafeUnwrap();
+    (await sessions.runTurn({ ...request, role: `${role}-items` }, withItems))._unsafeUnwrap();
+  }
+  prepared[name] = entry;
+  for (const lingerMs of [0, 60_000]) {
+    const lease = lingerMs === 0 ? "lease taken per turn" : "lease kept between turns";
+    console.log(
+      `[sessions bench] ${name} store, rolling resumed turn, ${lease}: ${await writesPerTurn(name, plain, lingerMs)}; with checkpoint items: ${await writesPerTurn(name, withItems, lingerMs)}`,
+    );
+  }
+}
+
+for (const name of ["memory", "fs"] as const) {
+  const store = stores[name];
+  const { rolling, kept, fresh, fence } = prepared[name];
+  const time = name === "fs" ? 3_000 : 1_000;
+  describe(`sessions on the ${name} store: one turn's bookkeeping beside one bare durable put`, () => {
+    bench("floor: one bare durable doc put (CAS)", () => barePut(store), { time });
+    bench("floor: one fenced durable doc put (CAS + lease check)", () => barePut(store, fence), { time });
+    bench("runTurn, rolling (resumed), lease taken per turn (default)", async () => void (await rolling.runTurn(request, plain))._unsafeUnwrap(), { time });
+    bench("runTurn, rolling (resumed), lease kept between turns", async () => void (await kept.runTurn({ ...request, role: "kept" }, plain))._unsafeUnwrap(), { time });
+    bench(
+      "runTurn, rolling (resumed) + checkpoint items, lease kept",
+      async () => void (await kept.runTurn({ ...request, role: "kept-items" }, withItems))._unsafeUnwrap(),
+      { time },
+    );
+    bench("runTurn, fresh (no store I/O)", async () => void (await fresh.runTurn(request, plain))._unsafeUnwrap(), { time });
+  });
+}
+
+afterAll(async () => {
+  for (const entry of Object.values(prepared)) await Promise.all([entry.rolling.close(), entry.kept.close(), entry.fresh.close()]);
+  await stores.memory.close();
+  await stores.fs.close();
+  rmSync(dir, { recursive: true, force: true });
+});

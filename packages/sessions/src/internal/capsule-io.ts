@@ -1,0 +1,99 @@
+import { KeelError, totalInputTokens, type JsonValue } from "@keel/core";
+import { updateDoc, type Doc, type DocStore, type Fence } from "@keel/store";
+import { err, errAsync, ok, okAsync, type Result, type ResultAsync } from "neverthrow";
+import type { TruncatableField } from "../capsule-bounds.js";
+import { CapsuleSchema, type Capsule } from "../capsule-schema.js";
+import { applyTurnToCapsule, type TurnRecord } from "../capsule-update.js";
+import { capsuleKey, keyText } from "../session-keys.js";
+import type { TurnOutcome } from "../turn-types.js";
+
+/** Parses a stored capsule; one of another mission or role, or of a wrong shape, is `corrupt`. */
+export function parseCapsule(doc: Doc, missionId: string, role: string): ResultAsync<Capsule, KeelError> {
+  const parsed = parseCapsuleValue(doc, missionId, role);
+  return parsed.isOk() ? okAsync(parsed.value) : errAsync(parsed.error);
+}
+
+/** Synchronous {@link parseCapsule}. */
+export function parseCapsuleValue(doc: Doc, missionId: string, role: string): Result<Capsule, KeelError> {
+  const parsed = CapsuleSchema.safeParse(doc.value);
+  const location = keyText(doc.key);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    const where = first && first.path.length > 0 ? ` at ${first.path.map(String).join(".")}` : "";
+    return err(
+      new KeelError("corrupt", `the capsule at ${location} is not a valid capsule${where}: ${first?.message ?? "invalid"}`, {
+        details: { location },
+      }),
+    );
+  }
+  if (parsed.data.missionId !== missionId || parsed.data.role !== role) {
+    return err(
+      new KeelError(
+        "corrupt",
+        `the capsule at ${location} belongs to mission "${parsed.data.missionId}" role "${parsed.data.role}", not to role "${role}"`,
+        { details: { location } },
+      ),
+    );
+  }
+  return ok(parsed.data);
+}
+
+/** Reads and parses a role's capsule: `undefined` when there is none. */
+export function readCapsuleDoc(
+  docs: DocStore,
+  missionId: string,
+  role: string,
+): ResultAsync<{ capsule: Capsule; version: number } | undefined, KeelError> {
+  return docs
+    .get(capsuleKey(missionId, role))
+    .andThen((doc) => (doc ? parseCapsule(doc, missionId, role).map((capsule) => ({ capsule, version: doc.version })) : okAsync(undefined)));
+}
+
+/** Input tokens a turn observed: the reported input, else a conservative estimate from the prompt bytes. */
+export function observedInputTokens(outcome: TurnOutcome): number {
+  const reported = totalInputTokens(outcome.usage);
+  if (reported !== null) return reported;
+  // The same conservative rule as `estimateTokens`: UTF-8 bytes / 3, rounded up.
+  return Math.ceil(outcome.promptBytes / 3);
+}
+
+/** What {@link writeCapsule} did. */
+export interface CapsuleWrite {
+  /** The capsule as stored, or `undefined` when nothing was written. */
+  capsule: Capsule | undefined;
+  /** True when the capsule was deleted during the turn and so was not written again. */
+  deletedDuringTurn: boolean;
+  truncated: TruncatableField[];
+}
+
+/**
+ * Applies a turn to the role's capsule by CAS read-modify-write (retried from a fresh read on
+ * conflict). A capsule that is no longer valid is replaced; one that existed when the turn began
+ * but is gone now was deleted during the turn and is not brought back.
+ */
+export function writeCapsule(
+  docs: DocStore,
+  record: TurnRecord,
+  existedBefore: boolean,
+  fence: Fence | undefined,
+): ResultAsync<CapsuleWrite, KeelError> {
+  const state: CapsuleWrite = { capsule: undefined, deletedDuringTurn: false, truncated: [] };
+  return updateDoc<JsonValue>(
+    docs,
+    capsuleKey(record.missionId, record.role),
+    (current) => {
+      state.deletedDuringTurn = false;
+      if (!current && existedBefore) {
+        state.deletedDuringTurn = true;
+        return undefined;
+      }
+      const parsed = current ? CapsuleSchema.safeParse(current.value) : undefined;
+      const base = parsed?.success && parsed.data.missionId === record.missionId && parsed.data.role === record.role ? parsed.data : null;
+      const bounded = applyTurnToCapsule(base, record);
+      state.truncated = bounded.truncated;
+      state.capsule = bounded.capsule;
+      return bounded.capsule as unknown as JsonValue;
+    },
+    fence ? { fence } : {},
+  ).map(() => (state.deletedDuringTurn ? { ...state, capsule: undefined } : state));
+}
