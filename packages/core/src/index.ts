@@ -12,6 +12,8 @@ export type { TokenEstimator } from "./tokens.js";
 export { validate, validateOrThrow } from "./validate.js";
 export { UsageSchema, emptyUsage, totalInputTokens } from "./usage.js";
 export type { Usage } from "./usage.js";
+export { USAGE_DIALECTS, addUsage, normalizeUsage } from "./usage-normalize.js";
+export type { UsageDialect } from "./usage-normalize.js";
 export { createEventBus } from "./events.js";
 export type {
   AgentIoEvent,

@@ -1,1 +1,3 @@
-export {};
+export { describeBackendConformance } from "./backend-conformance.js";
+export type { BackendConformanceHarness, BackendConformanceScenario, BackendConformanceTarget } from "./backend-conformance.js";
+export { isProcessAlive, waitForProcessesToExit } from "./process-probe.js";

@@ -1,0 +1,61 @@
+import { validateOrThrow } from "@keel/core";
+import { z } from "zod";
+import { withPlainEnv, type Backend } from "../backend-port.js";
+import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, type CliBackendOptions } from "../cli-backend.js";
+import { CODEX_RESUME_FAILURE, createCodexParser } from "./codex-events.js";
+
+/** Codex sandbox modes. */
+export type CodexSandbox = "read-only" | "workspace-write" | "danger-full-access";
+
+/** Options of {@link createCodexBackend}. */
+export interface CodexBackendOptions extends CliBackendOptions {
+  /** `--sandbox` (default `workspace-write`: the agent may edit `cwd`; `exec` never asks for approval). */
+  sandbox?: CodexSandbox;
+  /** Pass `--skip-git-repo-check` (default true: Keel pins `cwd`, which need not be a git repository). */
+  skipGitRepoCheck?: boolean;
+}
+
+const OptionsSchema = CliBackendOptionsSchema.extend({
+  sandbox: z.enum(["read-only", "workspace-write", "danger-full-access"]).optional(),
+  skipGitRepoCheck: z.boolean().optional(),
+});
+
+/**
+ * The OpenAI Codex CLI (`codex`):
+ * `codex exec --json --cd <cwd> --sandbox <mode> [--skip-git-repo-check] [-m M] [extra…]
+ * [resume <id>] <prompt>` — every flag goes before `resume`, which re-passes model and sandbox
+ * (Codex keeps only the conversation).
+ *
+ * Skills are `staged`: Codex has no skill flag and reads `<cwd>/.agents/skills` (up to the
+ * repository root). A gone thread is `resume_failed` (exit 1, "no rollout found for thread id").
+ * Usage maps `input_tokens` (which includes `cached_input_tokens`) to disjoint buckets; Codex
+ * reports no cost.
+ */
+export function createCodexBackend(options: CodexBackendOptions = {}): Backend {
+  validateOrThrow(OptionsSchema, withPlainEnv(options), "codex backend options");
+  const { sandbox = "workspace-write", skipGitRepoCheck = true, ...common } = options;
+  return createCliBackend(
+    {
+      id: "codex",
+      capabilities: { resume: true, skills: "staged", usage: "full" },
+      defaultCommand: "codex",
+      buildInvocation: ({ request, model, resumeThreadId }) =>
+        invocation([
+          "exec",
+          "--json",
+          "--cd",
+          request.cwd,
+          "--sandbox",
+          sandbox,
+          ...(skipGitRepoCheck ? ["--skip-git-repo-check"] : []),
+          ...(model ? ["-m", model] : []),
+          ...(common.extraArgs ?? []),
+          ...(resumeThreadId ? ["resume", resumeThreadId] : []),
+          promptArgument(request.prompt),
+        ]),
+      createParser: () => createCodexParser(),
+      outcome: { resumeFailure: CODEX_RESUME_FAILURE, requireThreadId: true },
+    },
+    common,
+  );
+}

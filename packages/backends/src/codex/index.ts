@@ -1,0 +1,3 @@
+export { createCodexBackend } from "./codex-backend.js";
+export type { CodexBackendOptions, CodexSandbox } from "./codex-backend.js";
+export { CODEX_RESUME_FAILURE, createCodexParser } from "./codex-events.js";

@@ -1,0 +1,64 @@
+import { randomUUID } from "node:crypto";
+import { validateOrThrow } from "@keel/core";
+import { z } from "zod";
+import { withPlainEnv, type Backend } from "../backend-port.js";
+import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, type CliBackendOptions } from "../cli-backend.js";
+import { COPILOT_RESUME_FAILURE, createCopilotParser } from "./copilot-events.js";
+
+/** Options of {@link createCopilotBackend}. */
+export interface CopilotBackendOptions extends CliBackendOptions {
+  /** Pass `--allow-all --no-ask-user` (default true: a headless turn cannot answer prompts). */
+  allowAll?: boolean;
+  /** Pass `--autopilot`, so the agent keeps going past its first response cycle (default false). */
+  autopilot?: boolean;
+  /**
+   * Give a fresh thread a host-chosen UUID with `--session-id` (default true; Copilot CLI ≥ 1.0.51),
+   * so its id is known even if the turn is interrupted before the final `result` event. Turn off
+   * for older CLIs.
+   */
+  assignSessionId?: boolean;
+}
+
+const OptionsSchema = CliBackendOptionsSchema.extend({
+  allowAll: z.boolean().optional(),
+  autopilot: z.boolean().optional(),
+  assignSessionId: z.boolean().optional(),
+});
+
+/**
+ * The GitHub Copilot CLI (`copilot`):
+ * `copilot -p <prompt> --output-format json [--model M] [--allow-all --no-ask-user] [--autopilot]
+ * (--session-id=<new uuid> | --resume=<id>) [extra…]`, run in `cwd` (sessions are per cwd).
+ *
+ * Skills are `staged` (Copilot scans `.agents/skills`, `.github/skills`, `.claude/skills` from
+ * `cwd` up to the repository root). Usage is `partial`: only output tokens are reported. A gone
+ * thread is `resume_failed` ("No session, task, or name matched", exit 1).
+ */
+export function createCopilotBackend(options: CopilotBackendOptions = {}): Backend {
+  validateOrThrow(OptionsSchema, withPlainEnv(options), "copilot backend options");
+  const { allowAll = true, autopilot = false, assignSessionId = true, ...common } = options;
+  return createCliBackend(
+    {
+      id: "copilot",
+      capabilities: { resume: true, skills: "staged", usage: "partial" },
+      defaultCommand: "copilot",
+      ...(assignSessionId ? { assignThreadId: () => randomUUID() } : {}),
+      buildInvocation: ({ request, model, resumeThreadId, assignedThreadId }) =>
+        invocation([
+          "-p",
+          promptArgument(request.prompt),
+          "--output-format",
+          "json",
+          ...(model ? ["--model", model] : []),
+          ...(allowAll ? ["--allow-all", "--no-ask-user"] : []),
+          ...(autopilot ? ["--autopilot"] : []),
+          ...(resumeThreadId ? [`--resume=${resumeThreadId}`] : []),
+          ...(assignedThreadId ? [`--session-id=${assignedThreadId}`] : []),
+          ...(common.extraArgs ?? []),
+        ]),
+      createParser: ({ assignedThreadId }) => createCopilotParser(assignedThreadId),
+      outcome: { resumeFailure: COPILOT_RESUME_FAILURE, requireThreadId: true },
+    },
+    common,
+  );
+}

@@ -1,0 +1,3 @@
+export { createGeminiBackend } from "./gemini-backend.js";
+export type { GeminiApprovalMode, GeminiBackendOptions } from "./gemini-backend.js";
+export { GEMINI_RESUME_FAILURE, createGeminiParser } from "./gemini-events.js";

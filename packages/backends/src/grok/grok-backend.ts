@@ -1,0 +1,59 @@
+import { randomUUID } from "node:crypto";
+import { validateOrThrow } from "@keel/core";
+import { z } from "zod";
+import { withPlainEnv, type Backend } from "../backend-port.js";
+import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, type CliBackendOptions } from "../cli-backend.js";
+import { GROK_RESUME_FAILURE, createGrokParser } from "./grok-events.js";
+
+/** Options of {@link createGrokBackend}. */
+export interface GrokBackendOptions extends CliBackendOptions {
+  /**
+   * Pass `--always-approve` (default true: headless Grok Build cancels any tool call that would
+   * prompt, ending the turn with `stopReason: Cancelled`).
+   */
+  alwaysApprove?: boolean;
+  /** Give a fresh thread a host-chosen UUID with `-s` (default true), so its id is known from the start. */
+  assignSessionId?: boolean;
+}
+
+const OptionsSchema = CliBackendOptionsSchema.extend({ alwaysApprove: z.boolean().optional(), assignSessionId: z.boolean().optional() });
+
+/**
+ * xAI Grok Build (`grok`):
+ * `grok -p <prompt> --output-format streaming-json [-m M] [--always-approve] --cwd <cwd>
+ * (-s <new uuid> | -r <id>) [extra…]`. Its `streaming-json` output names the session only in the
+ * final `end` event, hence the host-chosen id for fresh threads.
+ *
+ * Skills are `staged` (Grok Build scans `.agents/skills` and `.grok/skills` up to the repository
+ * root). Usage: `input_tokens` excludes the cache and `output_tokens` includes
+ * `reasoning_tokens`. A gone thread is `resume_failed`.
+ */
+export function createGrokBackend(options: GrokBackendOptions = {}): Backend {
+  validateOrThrow(OptionsSchema, withPlainEnv(options), "grok backend options");
+  const { alwaysApprove = true, assignSessionId = true, ...common } = options;
+  return createCliBackend(
+    {
+      id: "grok",
+      capabilities: { resume: true, skills: "staged", usage: "full" },
+      defaultCommand: "grok",
+      ...(assignSessionId ? { assignThreadId: () => randomUUID() } : {}),
+      buildInvocation: ({ request, model, resumeThreadId, assignedThreadId }) =>
+        invocation([
+          "-p",
+          promptArgument(request.prompt),
+          "--output-format",
+          "streaming-json",
+          ...(model ? ["-m", model] : []),
+          ...(alwaysApprove ? ["--always-approve"] : []),
+          "--cwd",
+          request.cwd,
+          ...(resumeThreadId ? ["-r", resumeThreadId] : []),
+          ...(assignedThreadId ? ["-s", assignedThreadId] : []),
+          ...(common.extraArgs ?? []),
+        ]),
+      createParser: ({ assignedThreadId }) => createGrokParser(assignedThreadId),
+      outcome: { resumeFailure: GROK_RESUME_FAILURE, requireThreadId: true },
+    },
+    common,
+  );
+}

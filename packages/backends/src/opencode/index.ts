@@ -1,0 +1,3 @@
+export { createOpenCodeBackend } from "./opencode-backend.js";
+export type { OpenCodeBackendOptions } from "./opencode-backend.js";
+export { OPENCODE_RESUME_FAILURE, createOpenCodeParser } from "./opencode-events.js";

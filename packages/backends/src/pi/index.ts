@@ -1,0 +1,3 @@
+export { createPiBackend } from "./pi-backend.js";
+export type { PiBackendOptions, PiThinkingLevel } from "./pi-backend.js";
+export { PI_RESUME_FAILURE, createPiParser } from "./pi-events.js";
