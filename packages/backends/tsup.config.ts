@@ -1,12 +1,6 @@
 import { defineConfig } from "tsup";
+import { keelPackageConfig } from "../../tsup.base.js";
 
 const adapters = ["claude-code", "codex", "pi", "opencode", "copilot", "cursor", "gemini", "grok", "qoder", "deepseek", "scripted"];
 
-export default defineConfig({
-  entry: ["src/index.ts", ...adapters.map((name) => `src/${name}/index.ts`)],
-  format: ["esm"],
-  dts: true,
-  clean: true,
-  sourcemap: true,
-  target: "node20",
-});
+export default defineConfig(keelPackageConfig(["src/index.ts", ...adapters.map((name) => `src/${name}/index.ts`)]));

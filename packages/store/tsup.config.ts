@@ -1,10 +1,4 @@
 import { defineConfig } from "tsup";
+import { keelPackageConfig } from "../../tsup.base.js";
 
-export default defineConfig({
-  entry: ["src/index.ts"],
-  format: ["esm"],
-  dts: true,
-  clean: true,
-  sourcemap: true,
-  target: "node20",
-});
+export default defineConfig(keelPackageConfig(["src/index.ts"]));

@@ -19,7 +19,6 @@ import {
   SKILL_BACKEND_IDS,
   createSkillLibrary,
   renderSkillContract,
-  skillArgsFor,
   stageSkills,
   type SkillDeliveryMode,
   type SkillLibrary,
@@ -180,11 +179,10 @@ export function createKeel(options: KeelOptions = {}): Keel {
       });
   };
 
+  /** How skills reach this backend: its adapter declares it (native paths, a staged directory, or the prompt). */
   const deliveryFor = (backend: Backend, view: SkillView): { mode: SkillDeliveryMode; skillPaths: string[] } => {
-    const delivery = skillArgsFor(backend.id, view);
-    if (delivery.isOk()) return { mode: delivery.value.mode, skillPaths: [...delivery.value.skillPaths] };
     const mode = backend.capabilities.skills;
-    return { mode, skillPaths: mode === "prompt" ? [] : view.own.map((skill) => skill.path) };
+    return { mode, skillPaths: mode === "native" ? view.own.map((skill) => skill.path) : [] };
   };
 
   const runSessionTurn = (

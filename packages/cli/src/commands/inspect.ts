@@ -1,14 +1,57 @@
-import type { CliCommand } from "../cli-command.js";
+import path from "node:path";
+import { CliUsageError, type CliCommand } from "../cli-command.js";
+import { paint } from "../cli-io.js";
+import { countDamaged } from "../internal/inspect-model.js";
+import { inspectStore } from "../internal/inspect-read.js";
+import { renderInspection } from "../internal/inspect-render.js";
+import { plural, printable } from "../internal/inspect-text.js";
 
-/** `keel inspect` (being written). */
+const HELP = `keel inspect — show what a Keel filesystem store holds
+
+Usage: keel inspect [dir] [--json]
+
+Arguments:
+  dir       the store directory (default .keel)
+
+Options:
+  --json    print one JSON document instead of the tree
+  -h, --help
+
+Shows, as a tree: missions with their checkpoint and, per role, the capsule (thread binding:
+backend, model, branch, thread id; counters) and the handoff; budget ledgers with each scope's
+limits, reserved, settled and remaining amounts; logs (event logs counted by event type); and any
+other document. Only reads: nothing in the store is changed. A damaged document is shown as
+CORRUPT in place.
+
+Exit codes: 0 shown (even with damaged documents), 1 no store at dir, 2 bad arguments.
+
+Example:
+  keel inspect .keel-demo/store
+  keel inspect .keel --json > state.json
+`;
+
+/** `keel inspect [dir] [--json]`: the missions, roles, capsules, handoffs, checkpoints, budgets and logs of a store. */
 export const inspectCommand: CliCommand = {
   name: "inspect",
-  summary: "(not built yet)",
-  help: "keel inspect",
-  options: {},
+  summary: "show the missions, capsules, handoffs, budgets and logs of a store",
+  help: HELP,
+  options: { json: { type: "boolean" } },
   allowPositionals: true,
-  run: async (_args, io) => {
-    io.stderr("keel inspect is not built yet\n");
-    return 1;
+  run: async (args, io) => {
+    if (args.positionals.length > 1) throw new CliUsageError(`inspect takes one store directory, got ${args.positionals.length} arguments`);
+    const dir = path.resolve(io.cwd, args.positionals[0] ?? ".keel");
+    const inspected = await inspectStore(dir);
+    if (inspected.isErr()) {
+      io.stderr(`${paint(io, "red", "error")} (${inspected.error.code}): ${printable(inspected.error.message)}\n`);
+      return 1;
+    }
+    if (args.values["json"] === true) {
+      io.stdout(`${JSON.stringify(inspected.value, null, 2)}\n`);
+      return 0;
+    }
+    io.stdout(renderInspection(inspected.value, io));
+    const damaged = countDamaged(inspected.value);
+    if (damaged > 0) io.stderr(`${paint(io, "yellow", "warning")}: ${plural(damaged, "damaged entry", "damaged entries")} (marked CORRUPT above)\n`);
+    return 0;
   },
 };

@@ -1,14 +1,75 @@
-import type { CliCommand } from "../cli-command.js";
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
+import { toKeelError, type KeelError } from "@keel/core";
+import { analyzeEvents, readEventsJsonl, renderReport } from "@keel/telemetry";
+import { ResultAsync } from "neverthrow";
+import { CliUsageError, type CliCommand } from "../cli-command.js";
+import { paint, type CliIo } from "../cli-io.js";
+import { printable } from "../internal/inspect-text.js";
 
-/** `keel report` (being written). */
+const HELP = `keel report — compare session policies from an events file
+
+Usage: keel report <events.jsonl> [--html <out.html>]
+
+Arguments:
+  events.jsonl     an events file (one Keel event per line, as keel demo and the JSONL sink write it)
+
+Options:
+  --html <file>    also write a self-contained HTML page (tables and charts) to <file>
+  -h, --help
+
+Prints, per session policy: turns by action (fresh, resumed, rotated), rotations by reason,
+prompt bytes, input tokens, repeated reads and reviewer verdicts, then a per-role table. A torn
+last line (an interrupted write) is left out with a warning; damage anywhere else is an error.
+
+Exit codes: 0 reported, 1 the file is missing, damaged or the page cannot be written, 2 bad arguments.
+
+Example:
+  keel report .keel-demo/events.jsonl --html report.html
+`;
+
+const writeText = ResultAsync.fromThrowable(
+  async (file: string, text: string) => writeFile(file, text, "utf8"),
+  (error): KeelError => toKeelError(error, "io_failed", "cannot write the HTML report"),
+);
+
+function fail(io: CliIo, error: KeelError): number {
+  io.stderr(`${paint(io, "red", "error")} (${error.code}): ${printable(error.message)}\n`);
+  return 1;
+}
+
+/** `keel report <events.jsonl> [--html out.html]`: the policy comparison of an events file. */
 export const reportCommand: CliCommand = {
   name: "report",
-  summary: "(not built yet)",
-  help: "keel report",
-  options: {},
+  summary: "compare session policies from an events.jsonl file (text, or --html)",
+  help: HELP,
+  options: { html: { type: "string" } },
   allowPositionals: true,
-  run: async (_args, io) => {
-    io.stderr("keel report is not built yet\n");
-    return 1;
+  run: async (args, io) => {
+    const [file, ...extra] = args.positionals;
+    if (file === undefined) throw new CliUsageError("report needs an events file: keel report <events.jsonl>");
+    if (extra.length > 0) throw new CliUsageError(`report takes one events file, got ${args.positionals.length}`);
+    const html = args.values["html"];
+    if (html !== undefined && (typeof html !== "string" || html === "")) throw new CliUsageError("--html needs a file path");
+    const read = await readEventsJsonl(path.resolve(io.cwd, file));
+    if (read.isErr()) return fail(io, read.error);
+    const { events, torn } = read.value;
+    if (torn) {
+      io.stderr(`${paint(io, "yellow", "warning")}: line ${torn.line} of ${printable(file)} was torn by an interrupted write (${torn.bytes} bytes); it is left out\n`);
+    }
+    const analysis = analyzeEvents(events);
+    if (analysis.isErr()) return fail(io, analysis.error);
+    const text = renderReport(analysis.value, { format: "text", color: io.color });
+    if (text.isErr()) return fail(io, text.error);
+    io.stdout(text.value.endsWith("\n") ? text.value : `${text.value}\n`);
+    if (typeof html === "string") {
+      const page = renderReport(analysis.value, { format: "html" });
+      if (page.isErr()) return fail(io, page.error);
+      const target = path.resolve(io.cwd, html);
+      const written = await writeText(target, page.value);
+      if (written.isErr()) return fail(io, written.error);
+      io.stderr(`wrote ${printable(target)}\n`);
+    }
+    return 0;
   },
 };

@@ -1,0 +1,58 @@
+import type { BackendDetection } from "@keel/backends";
+import { paint, type CliIo } from "../cli-io.js";
+import type { NodeCheck, StoreDirectoryCheck } from "./doctor-checks.js";
+import { printable } from "./inspect-text.js";
+
+/** Everything `keel doctor` checked: the document `--json` prints. */
+export interface DoctorReport {
+  /** False when Node is too old or the store directory is not writable (exit code 1). */
+  ok: boolean;
+  node: NodeCheck;
+  store: StoreDirectoryCheck;
+  /** Every backend adapter: installed or not, its version, whether it resumes. Not part of `ok`. */
+  backends: BackendDetection[];
+}
+
+type Style = Pick<CliIo, "color">;
+
+function mark(style: Style, ok: boolean): string {
+  return ok ? paint(style, "green", "ok  ") : paint(style, "red", "FAIL");
+}
+
+function storeLine(store: StoreDirectoryCheck): string {
+  const dir = printable(store.dir);
+  if (store.problem !== null) return `${dir}: ${printable(store.problem)}`;
+  if (!store.exists) return `${dir} does not exist yet; ${printable(store.checked)} is writable, so it can be created`;
+  return `${dir} exists, ${store.isStore ? "holds a Keel store" : "holds no Keel store yet"}, writable`;
+}
+
+function backendLines(style: Style, backends: readonly BackendDetection[]): string[] {
+  const width = Math.max(...backends.map((backend) => backend.id.length), 2);
+  const versionWidth = Math.max(...backends.map((backend) => printable(backend.version ?? "-").length), 7);
+  return backends.map((backend) => {
+    const status = backend.available ? paint(style, "green", "available    ") : paint(style, "dim", "not available");
+    const resume = backend.resumable ? "resumes   " : "fresh only";
+    const where = backend.available ? (backend.path ?? (backend.kind === "http" ? "API key set" : "")) : (backend.problem ?? "");
+    return `  ${backend.id.padEnd(width)}  ${status}  ${printable(backend.version ?? "-").padEnd(versionWidth)}  ${resume}  ${printable(where)}`;
+  });
+}
+
+/** The text `keel doctor` prints. Pure. */
+export function renderDoctorReport(report: DoctorReport, style: Style): string {
+  const available = report.backends.filter((backend) => backend.available);
+  const resumable = available.filter((backend) => backend.resumable);
+  const lines = [
+    paint(style, "bold", "keel doctor"),
+    "",
+    `${mark(style, report.node.ok)}  Node.js ${printable(report.node.version)} (Keel needs ${report.node.required})`,
+    `${mark(style, report.store.writable)}  store: ${storeLine(report.store)}`,
+    "",
+    paint(style, "bold", `Backends: ${available.length} of ${report.backends.length} available, ${resumable.length} of them resume threads`),
+    ...backendLines(style, report.backends),
+    "",
+    report.ok
+      ? `${paint(style, "green", "ready")}${available.length === 0 ? ": no backend is installed; the scripted backend (keel demo) still works" : ""}`
+      : `${paint(style, "red", "not ready")}: ${[!report.node.ok && "upgrade Node.js", !report.store.writable && "use a writable --dir"].filter(Boolean).join(" and ")}`,
+  ];
+  return `${lines.join("\n")}\n`;
+}

@@ -1,0 +1,90 @@
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import type { CliIo } from "@keel/cli";
+
+/** The repository root (the workspace). */
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
+
+/** The shared real samples (`../shared/fixtures` from the repository root). */
+export const FIXTURES_DIR = path.resolve(REPO_ROOT, "../shared/fixtures");
+
+/**
+ * Whether the shared fixtures are here. In CI (`CI=true`) they must be: a missing folder throws,
+ * which fails the test file. Elsewhere a missing folder prints why the tests that need it skip.
+ */
+export function sharedFixturesPresent(): boolean {
+  if (existsSync(FIXTURES_DIR)) return true;
+  if (process.env["CI"] === "true") throw new Error(`shared fixtures are missing at ${FIXTURES_DIR}; CI must provide them`);
+  console.warn(`skipping tests on real samples: shared fixtures not found at ${FIXTURES_DIR}`);
+  return false;
+}
+
+/** An io that captures what a command writes. */
+export interface CapturedIo extends CliIo {
+  readonly out: string;
+  readonly err: string;
+}
+
+/** A capturing {@link CliIo}: colour off unless asked, `cwd` and `env` as given. */
+export function captureIo(options: { color?: boolean; cwd?: string; env?: Record<string, string | undefined> } = {}): CapturedIo {
+  let out = "";
+  let err = "";
+  return {
+    stdout: (text) => void (out += text),
+    stderr: (text) => void (err += text),
+    color: options.color ?? false,
+    cwd: options.cwd ?? REPO_ROOT,
+    env: options.env ?? { PATH: process.env["PATH"] },
+    get out() {
+      return out;
+    },
+    get err() {
+      return err;
+    },
+  };
+}
+
+/** What the real `keel` binary did. */
+export interface Spawned {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs the real `keel` binary (`packages/cli/src/bin.ts` under tsx, as `pnpm keel` does) as a
+ * child process in the repository root, with `NO_COLOR=1` and `env` over this process's
+ * environment, and collects its output.
+ */
+export function spawnKeel(args: readonly string[], env: Record<string, string | undefined> = {}): Promise<Spawned> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "--conditions=@keel/source", "packages/cli/src/bin.ts", ...args], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, NO_COLOR: "1", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** True when the text holds a JavaScript stack trace line. */
+export function hasStackTrace(text: string): boolean {
+  return /^\s+at .+[:(]/m.test(text);
+}
+
+/** ANSI escape sequences. */
+export const ANSI = /\u001b\[/;
+
+/** A temporary directory, removed by the returned function. */
+export function temporaryDirectory(prefix: string): { dir: string; remove: () => void } {
+  const dir = mkdtempSync(path.join(tmpdir(), `keel-cli-${prefix}-`));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
