@@ -1,4 +1,6 @@
+import { existsSync } from "node:fs";
 import path from "node:path";
+import { DEMO_MARKER } from "../demo/demo-run.js";
 import { CliUsageError, type CliCommand } from "../cli-command.js";
 import { paint } from "../cli-io.js";
 import { countDamaged } from "../internal/inspect-model.js";
@@ -39,7 +41,9 @@ export const inspectCommand: CliCommand = {
   allowPositionals: true,
   run: async (args, io) => {
     if (args.positionals.length > 1) throw new CliUsageError(`inspect takes one store directory, got ${args.positionals.length} arguments`);
-    const dir = path.resolve(io.cwd, args.positionals[0] ?? ".keel");
+    const given = path.resolve(io.cwd, args.positionals[0] ?? ".keel");
+    // A `keel demo` directory keeps its store in `store/`: accept the demo directory itself too.
+    const dir = existsSync(path.join(given, DEMO_MARKER)) ? path.join(given, "store") : given;
     const inspected = await inspectStore(dir);
     if (inspected.isErr()) {
       io.stderr(`${paint(io, "red", "error")} (${inspected.error.code}): ${printable(inspected.error.message)}\n`);
