@@ -104,7 +104,7 @@ export function createKeel(options: KeelOptions = {}): Keel {
       ? null
       : "resolve" in options.skills
         ? options.skills
-        : createSkillLibrary({ ...options.skills, events, clock });
+        : createSkillLibrary({ ...options.skills, events }); // its clock must be the filesystem's: the system clock
   const budget = createBudget({ store, clock, events });
   const budgetOptions = options.budget ?? {};
   const reserveOutputTokens = budgetOptions.reserveOutputTokens ?? 4096;
