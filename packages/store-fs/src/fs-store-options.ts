@@ -1,0 +1,56 @@
+import type { Clock } from "@keel/core";
+import { z } from "zod";
+
+/**
+ * Something the filesystem store noticed and handled on its own, reported through
+ * {@link FsStoreOptions.onWarning}:
+ * - `served-backup`: a document file was corrupt or missing and its `.bak` was served instead
+ *   (`check({ repair: true })` restores the file from it);
+ * - `truncated-tail`: a torn last log batch (a crash mid-write, never acknowledged) was cut off
+ *   before the next append;
+ * - `took-over-stale-lock`: a lock whose holder died (or that was older than `lockStaleMs`) was
+ *   taken over;
+ * - `lock-lost`: this process held a lock longer than `lockStaleMs` and another process took it
+ *   over (raise `lockStaleMs`, or find what stalled the process);
+ * - `lock-release-failed`: a lock could not be released after an operation (it will be judged
+ *   stale later).
+ */
+export interface FsStoreWarning {
+  type: "served-backup" | "truncated-tail" | "took-over-stale-lock" | "lock-lost" | "lock-release-failed";
+  /** The file concerned. */
+  location: string;
+  message: string;
+}
+
+/** Options of {@link createFsStore}. */
+export interface FsStoreOptions {
+  /** The store's directory; created when missing. Every process sharing a store opens the same one. */
+  dir: string;
+  /**
+   * The store's clock, for lease expiry and timestamps. Default the system clock. Processes
+   * sharing a directory must share the clock too (the system clock of this host).
+   */
+  clock?: Clock;
+  /** The largest value in bytes of JSON text (a document, or one log record). Default 1 MiB. */
+  maxValueBytes?: number;
+  /**
+   * A lock older than this is stale and may be taken over even if its holder still runs
+   * (a hung process). A lock whose holder process on this host is gone is stale at once.
+   * Default 10,000 ms; keep it far above the longest single write.
+   */
+  lockStaleMs?: number;
+  /** How long an operation waits for a key locked by another process before `unavailable`. Default 10,000 ms. */
+  lockWaitMs?: number;
+  /** Called for each {@link FsStoreWarning}; a throwing listener is ignored. */
+  onWarning?: (warning: FsStoreWarning) => void;
+}
+
+/** The zod schema of {@link FsStoreOptions}. */
+export const FsStoreOptionsSchema = z.strictObject({
+  dir: z.string().min(1, "dir must be a directory path"),
+  clock: z.custom<Clock>((value) => typeof (value as Clock | undefined)?.now === "function", "clock must have now()").optional(),
+  maxValueBytes: z.number().int().positive().optional(),
+  lockStaleMs: z.number().int().min(100).optional(),
+  lockWaitMs: z.number().int().nonnegative().optional(),
+  onWarning: z.custom<(warning: FsStoreWarning) => void>((value) => typeof value === "function", "onWarning must be a function").optional(),
+});

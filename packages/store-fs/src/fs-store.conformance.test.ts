@@ -1,0 +1,21 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { describeStoreConformance } from "@keel/testkit/store";
+import { createFsStore } from "./index.js";
+
+const directories = new WeakMap<object, string>();
+
+describeStoreConformance({
+  name: "fs",
+  create: async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "keel-fs-conformance-"));
+    const store = createFsStore({ dir });
+    directories.set(store, dir);
+    return store;
+  },
+  destroy: async (store) => {
+    const dir = directories.get(store);
+    if (dir) await rm(dir, { recursive: true, force: true });
+  },
+});

@@ -1,0 +1,86 @@
+import fs from "node:fs";
+import path from "node:path";
+import { closeQuietly, fsyncDirectory, isErrno, unlinkQuietly, writeAll, type FsIo } from "./fs-io.js";
+import { BACKUP_SUFFIX, temporaryPath } from "./fs-paths.js";
+
+const CREATE_EXCLUSIVE = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL;
+
+/**
+ * Creates `directory` and its missing ancestors below `root`, fsyncing the parent of each one
+ * created so that the new entries survive a power loss.
+ */
+export async function ensureDirectory(io: FsIo, root: string, directory: string): Promise<void> {
+  const missing: string[] = [];
+  let current = directory;
+  while (current.length > root.length && current.startsWith(root)) {
+    try {
+      if (io.statSync(current).isDirectory()) break;
+      throw Object.assign(new Error(`${current} exists and is not a directory`), { code: "ENOTDIR", path: current });
+    } catch (error) {
+      if (!isErrno(error, "ENOENT")) throw error;
+    }
+    missing.push(current);
+    current = path.dirname(current);
+  }
+  for (const created of missing.reverse()) {
+    try {
+      io.mkdirSync(created);
+    } catch (error) {
+      if (!isErrno(error, "EEXIST")) throw error;
+    }
+    await fsyncDirectory(io, path.dirname(created));
+  }
+}
+
+/** Options of {@link writeFileDurably}. */
+export interface DurableWriteOptions {
+  /** The store root (directories are created below it, never above). */
+  root: string;
+  /** Keep the file being replaced as `<target>.bak` (hard-linked, then renamed into place). */
+  backup: boolean;
+}
+
+/**
+ * Replaces `target` with `bytes` atomically and durably: a staging file unique to this call
+ * (O_EXCL) → full write → fsync → (hard-link the current file to the `.bak` staging name →
+ * rename it over `.bak`) → rename the staging file over `target` → fsync the directory.
+ * A reader sees the old or the new content, never a mix; a crash at any point leaves the old or
+ * the new file plus, at worst, a leftover staging file that `check()` removes.
+ */
+export async function writeFileDurably(io: FsIo, target: string, bytes: Uint8Array, options: DurableWriteOptions): Promise<void> {
+  const directory = path.dirname(target);
+  const staging = temporaryPath(target);
+  let fd: number | undefined;
+  let backupStaging: string | undefined;
+  try {
+    try {
+      fd = io.openSync(staging, CREATE_EXCLUSIVE, 0o644);
+    } catch (error) {
+      if (!isErrno(error, "ENOENT")) throw error;
+      await ensureDirectory(io, options.root, directory);
+      fd = io.openSync(staging, CREATE_EXCLUSIVE, 0o644);
+    }
+    writeAll(io, fd, bytes, 0);
+    await io.fsync(fd);
+    const closing = fd;
+    fd = undefined;
+    io.closeSync(closing);
+    if (options.backup) {
+      backupStaging = temporaryPath(`${target}${BACKUP_SUFFIX}`);
+      try {
+        io.linkSync(target, backupStaging);
+        io.renameSync(backupStaging, `${target}${BACKUP_SUFFIX}`);
+      } catch (error) {
+        if (!isErrno(error, "ENOENT")) throw error;
+      }
+      backupStaging = undefined;
+    }
+    io.renameSync(staging, target);
+  } catch (error) {
+    closeQuietly(io, fd);
+    unlinkQuietly(io, staging);
+    unlinkQuietly(io, backupStaging);
+    throw error;
+  }
+  await fsyncDirectory(io, directory);
+}

@@ -1,0 +1,160 @@
+import fs, { type Dirent, type Stats } from "node:fs";
+import { KeelError, type JsonValue } from "@keel/core";
+
+/**
+ * The file-system calls the store makes, behind one seam so that tests can inject faults
+ * (ENOSPC on a write, EROFS on a rename, a failing fsync) without root tricks.
+ *
+ * Metadata calls and small reads/writes are synchronous on purpose: on a local disk they take
+ * microseconds, far less than a hop through libuv's thread pool, and a synchronous step cannot
+ * interleave with another operation of this process. Only `fsync`/`fdatasync`, which take
+ * milliseconds, are asynchronous.
+ */
+export interface FsIo {
+  openSync(path: string, flags: string | number, mode?: number): number;
+  closeSync(fd: number): void;
+  writeSync(fd: number, buffer: Uint8Array, offset: number, length: number, position: number | null): number;
+  readSync(fd: number, buffer: Uint8Array, offset: number, length: number, position: number): number;
+  fstatSync(fd: number): Stats;
+  statSync(path: string): Stats;
+  lstatSync(path: string): Stats;
+  ftruncateSync(fd: number, length: number): void;
+  readFileSync(path: string): Buffer;
+  renameSync(from: string, to: string): void;
+  linkSync(existing: string, created: string): void;
+  unlinkSync(path: string): void;
+  mkdirSync(path: string): void;
+  rmdirSync(path: string): void;
+  readdirSync(path: string): Dirent[];
+  fsync(fd: number): Promise<void>;
+  fdatasync(fd: number): Promise<void>;
+}
+
+const promisified =
+  (call: (fd: number, callback: (error: NodeJS.ErrnoException | null) => void) => void) =>
+  (fd: number): Promise<void> =>
+    new Promise((resolve, reject) => call(fd, (error) => (error ? reject(error) : resolve())));
+
+/** The real file system. */
+export const nodeFsIo: FsIo = {
+  openSync: (path, flags, mode) => fs.openSync(path, flags, mode),
+  closeSync: (fd) => fs.closeSync(fd),
+  writeSync: (fd, buffer, offset, length, position) => fs.writeSync(fd, buffer, offset, length, position),
+  readSync: (fd, buffer, offset, length, position) => fs.readSync(fd, buffer, offset, length, position),
+  fstatSync: (fd) => fs.fstatSync(fd),
+  statSync: (path) => fs.statSync(path),
+  lstatSync: (path) => fs.lstatSync(path),
+  ftruncateSync: (fd, length) => fs.ftruncateSync(fd, length),
+  readFileSync: (path) => fs.readFileSync(path),
+  renameSync: (from, to) => fs.renameSync(from, to),
+  linkSync: (existing, created) => fs.linkSync(existing, created),
+  unlinkSync: (path) => fs.unlinkSync(path),
+  mkdirSync: (path) => {
+    fs.mkdirSync(path);
+  },
+  rmdirSync: (path) => fs.rmdirSync(path),
+  readdirSync: (path) => fs.readdirSync(path, { withFileTypes: true }),
+  fsync: promisified(fs.fsync),
+  fdatasync: promisified(fs.fdatasync),
+};
+
+/** The errno code of a thrown value, if it has one. */
+export function errnoOf(error: unknown): string | undefined {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  return typeof code === "string" ? code : undefined;
+}
+
+/** True when `error` carries one of `codes`. */
+export function isErrno(error: unknown, ...codes: string[]): boolean {
+  const code = errnoOf(error);
+  return code !== undefined && codes.includes(code);
+}
+
+/** Errno codes of transient conditions: retrying later may succeed. */
+const TRANSIENT = new Set(["EMFILE", "ENFILE", "EAGAIN", "EBUSY", "EINTR", "ETIMEDOUT", "ENOMEM"]);
+
+/**
+ * Turns anything thrown during an operation into a `KeelError`: a `KeelError` passes through;
+ * transient errno codes become `unavailable` (retryable); every other failure is `io_failed`.
+ */
+export function toStoreError(error: unknown, operation: string): KeelError {
+  if (KeelError.is(error)) return error;
+  const code = errnoOf(error);
+  const path = (error as NodeJS.ErrnoException | null)?.path;
+  const details: Record<string, JsonValue> = { operation };
+  if (code) details.errno = code;
+  if (typeof path === "string") details.location = path;
+  const text = error instanceof Error ? error.message : String(error);
+  if (code && TRANSIENT.has(code)) {
+    return new KeelError("unavailable", `${operation} failed for a transient reason (${text}); retry later`, {
+      details,
+      retryable: true,
+      cause: error,
+    });
+  }
+  return new KeelError("io_failed", `${operation} failed: ${text}; stored data is unchanged unless the message says otherwise`, {
+    details,
+    retryable: false,
+    cause: error,
+  });
+}
+
+/** Writes all of `buffer` at `position` (or the current offset), looping on short writes. */
+export function writeAll(io: FsIo, fd: number, buffer: Uint8Array, position: number | null): void {
+  let written = 0;
+  while (written < buffer.length) {
+    const count = io.writeSync(fd, buffer, written, buffer.length - written, position === null ? null : position + written);
+    if (count <= 0) throw Object.assign(new Error("write made no progress"), { code: "EIO" });
+    written += count;
+  }
+}
+
+/** Reads exactly `length` bytes at `position` (fewer only at end of file). */
+export function readAt(io: FsIo, fd: number, position: number, length: number): Buffer {
+  const buffer = Buffer.allocUnsafe(length);
+  let filled = 0;
+  while (filled < length) {
+    const count = io.readSync(fd, buffer, filled, length - filled, position + filled);
+    if (count === 0) break;
+    filled += count;
+  }
+  return filled === length ? buffer : buffer.subarray(0, filled);
+}
+
+/** Fsyncs a directory so that renames and creations in it survive a power loss (best effort where unsupported). */
+export async function fsyncDirectory(io: FsIo, directory: string): Promise<void> {
+  let fd: number;
+  try {
+    fd = io.openSync(directory, "r");
+  } catch (error) {
+    if (process.platform === "win32" && isErrno(error, "EPERM", "EISDIR")) return;
+    throw error;
+  }
+  try {
+    await io.fsync(fd);
+  } catch (error) {
+    if (!isErrno(error, "EINVAL", "ENOTSUP", "EPERM", "EISDIR")) throw error;
+  } finally {
+    io.closeSync(fd);
+  }
+}
+
+/** Closes `fd`, ignoring errors (for cleanup paths that are already failing). */
+export function closeQuietly(io: FsIo, fd: number | undefined): void {
+  if (fd === undefined) return;
+  try {
+    io.closeSync(fd);
+  } catch {
+    // already failing: the first error is the one to report
+  }
+}
+
+/** Unlinks `path`, ignoring errors (cleanup). */
+export function unlinkQuietly(io: FsIo, path: string | undefined): void {
+  if (path === undefined) return;
+  try {
+    io.unlinkSync(path);
+  } catch {
+    // cleanup only
+  }
+}

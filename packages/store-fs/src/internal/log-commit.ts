@@ -1,0 +1,193 @@
+import { isSafeName, newId, type KeelError } from "@keel/core";
+import { checkFence, decideAppend, keyPath, type AppendResult, type EncodedRecord, type Fence, type LeaseState } from "@keel/store";
+import { err, ok, type Result } from "neverthrow";
+import { isoNow, type FsContext } from "./fs-context.js";
+import { writeFileDurably } from "./fs-durable-write.js";
+import { closeQuietly, writeAll } from "./fs-io.js";
+import { readLeaseState } from "./fs-leases.js";
+import { encodeHeaderLine, encodeRecordLine, valueDigest, type ScannedRecord } from "./log-format.js";
+import type { LogIndex, LogView } from "./log-index.js";
+
+/**
+ * The commit step of the log writer: what one locked batch does to a log file. Appends are
+ * planned in order (each sees the records of those before it, as if they ran one by one), then
+ * written with one `write` and one `fdatasync`.
+ */
+
+/** One queued append, settled with its own outcome. */
+export interface AppendRequest {
+  kind: "append";
+  records: EncodedRecord[];
+  expectedSeq: number | undefined;
+  fence: Fence | undefined;
+  bytes: number;
+  resolve: (result: AppendResult) => void;
+  reject: (error: unknown) => void;
+}
+
+/** A queued delete: a barrier, committed alone, in call order with the appends around it. */
+export interface DeleteRequest {
+  kind: "delete";
+  fence: Fence | undefined;
+  resolve: (deleted: boolean) => void;
+  reject: (error: unknown) => void;
+}
+
+/** A queued log write. */
+export type LogRequest = AppendRequest | DeleteRequest;
+
+/** At most this many bytes of record text go into one group commit (at least one append always does). */
+const MAX_BATCH_BYTES = 8 * 1024 * 1024;
+
+/** Commits a log delete: replaces the file with a deletion header that keeps the last seq. */
+export async function commitDelete(context: FsContext, file: string, fence: Fence | undefined): Promise<boolean> {
+  const view = context.logIndex.open(file, "r");
+  closeQuietly(context.io, view.fd);
+  assertFence(context, fence, new Map());
+  if (!view.index || view.index.header.deleted) return false;
+  const header = { file: newId(), baseSeq: view.index.lastSeq, deleted: true, at: isoNow(context) };
+  await writeFileDurably(context.io, file, Buffer.from(encodeHeaderLine(header, true)), { root: context.paths.root, backup: false });
+  context.logIndex.forget(file);
+  return true;
+}
+
+/** Checks a fence, reading each lease once per batch (the batch holds the lease locks). */
+function assertFence(context: FsContext, fence: Fence | undefined, states: Map<string, LeaseState | undefined>): void {
+  if (!fence) return;
+  if (!states.has(fence.lease)) states.set(fence.lease, isSafeName(fence.lease) ? readLeaseState(context, fence.lease) : undefined);
+  const checked = checkFence(states.get(fence.lease), fence, context.clock.now());
+  if (checked.isErr()) throw checked.error;
+}
+
+/** Commits a group of appends: plans them in order, writes once, settles each caller. */
+export async function commitAppends(context: FsContext, file: string, key: string[], batch: AppendRequest[]): Promise<void> {
+  const view = context.logIndex.open(file, "r+");
+  try {
+    const at = isoNow(context);
+    const plan = planAppends(view.index, keyPath(key), batch, at, (fence, states) => assertFence(context, fence, states));
+    if (plan.create) {
+      const header = { file: newId(), baseSeq: view.index?.lastSeq ?? 0, deleted: false, at };
+      const text = encodeHeaderLine(header, plan.lines.length === 0) + plan.lines.join("");
+      await writeFileDurably(context.io, file, Buffer.from(text), { root: context.paths.root, backup: false });
+      context.logIndex.forget(file);
+    } else if (plan.lines.length > 0 && view.index && view.fd !== undefined) {
+      await appendLines(context, file, view.fd, view, view.index, plan);
+    }
+    plan.outcomes.forEach((outcome, index) => {
+      const request = batch[index]!;
+      if (outcome.isOk()) request.resolve(outcome.value);
+      else request.reject(outcome.error);
+    });
+  } finally {
+    closeQuietly(context.io, view.fd);
+  }
+}
+
+/** Cuts a torn tail, then writes the planned lines with one write and one fdatasync. */
+async function appendLines(context: FsContext, file: string, fd: number, view: LogView, index: LogIndex, plan: AppendPlan): Promise<void> {
+  if (view.tail) {
+    context.io.ftruncateSync(fd, view.tail.offset);
+    context.warn({
+      type: "truncated-tail",
+      location: file,
+      message: `cut ${view.tail.bytes} bytes of an incomplete (never acknowledged) batch at byte ${view.tail.offset} of ${file} before appending`,
+    });
+  }
+  const writeOffset = index.committedEnd;
+  const buffer = Buffer.from(plan.lines.join(""));
+  try {
+    writeAll(context.io, fd, buffer, writeOffset);
+    await context.io.fdatasync(fd);
+  } catch (error) {
+    // Leave no torn or unacknowledged batch behind (best effort: the tail rule covers a failure here).
+    try {
+      context.io.ftruncateSync(fd, writeOffset);
+    } catch {
+      // the scan's tail rule still ignores the incomplete batch
+    }
+    throw error;
+  }
+  let offset = writeOffset;
+  const records: ScannedRecord[] = plan.records.map((record, position) => {
+    const placed = { ...record, offset };
+    offset += Buffer.byteLength(plan.lines[position]!);
+    return placed;
+  });
+  context.logIndex.extend(file, index, writeOffset, records, plan.lastSeq, writeOffset + buffer.length);
+}
+
+
+/** The next batch: one delete alone, or consecutive appends up to {@link MAX_BATCH_BYTES}. */
+export function takeBatch(pending: LogRequest[]): LogRequest[] {
+  if (pending[0]?.kind === "delete") return pending.splice(0, 1);
+  let count = 0;
+  let bytes = 0;
+  for (const request of pending) {
+    if (request.kind === "delete") break;
+    if (count > 0 && bytes + request.bytes > MAX_BATCH_BYTES) break;
+    bytes += request.bytes;
+    count++;
+  }
+  return pending.splice(0, count);
+}
+
+/** What a group commit writes and what each caller gets. */
+interface AppendPlan {
+  /** The file must be (re)created with a header: the log did not exist or was deleted. */
+  create: boolean;
+  lines: string[];
+  /** The new records, one per line (offsets relative to nothing yet). */
+  records: Omit<ScannedRecord, "offset">[];
+  lastSeq: number;
+  outcomes: Result<AppendResult, KeelError>[];
+}
+
+/**
+ * Decides a group commit, request by request, exactly as if the appends ran one after the other:
+ * each sees the records of those before it. Pure apart from the fence check callback.
+ */
+function planAppends(
+  index: LogIndex | undefined,
+  logText: string,
+  batch: readonly AppendRequest[],
+  at: string,
+  checkFenceOf: (fence: Fence | undefined, states: Map<string, LeaseState | undefined>) => void,
+): AppendPlan {
+  const states = new Map<string, LeaseState | undefined>();
+  let exists = index !== undefined && !index.header.deleted;
+  let lastSeq = index?.lastSeq ?? 0;
+  let create = false;
+  const added = new Map<string, string>();
+  const lines: string[] = [];
+  const records: Omit<ScannedRecord, "offset">[] = [];
+  const outcomes = batch.map((request): Result<AppendResult, KeelError> => {
+    try {
+      checkFenceOf(request.fence, states);
+    } catch (error) {
+      return err(error as KeelError);
+    }
+    const candidates = new Map(request.records.map((record) => [record.id, record.text]));
+    const textOf = (id: string) => {
+      const stored = added.get(id) ?? (create ? undefined : index?.ids.get(id));
+      if (stored === undefined) return undefined;
+      const candidate = candidates.get(id) ?? "";
+      return valueDigest(candidate) === stored ? candidate : `\u0000${stored}`;
+    };
+    const decided = decideAppend({ lastSeq, deleted: index?.header.deleted === true && !create, textOf }, request.records, request.expectedSeq, logText);
+    if (decided.isErr()) return err(decided.error);
+    if (!exists) {
+      exists = true;
+      create = true;
+    }
+    const { fresh, deduplicated } = decided.value;
+    fresh.forEach((record, position) => {
+      lastSeq += 1;
+      const digest = valueDigest(record.text);
+      lines.push(encodeRecordLine(lastSeq, record.id, at, record.text, position === fresh.length - 1));
+      records.push({ seq: lastSeq, id: record.id, digest });
+      added.set(record.id, digest);
+    });
+    return ok({ lastSeq, appended: fresh.length, deduplicated });
+  });
+  return { create, lines, records, lastSeq, outcomes };
+}

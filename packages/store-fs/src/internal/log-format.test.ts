@@ -1,0 +1,126 @@
+import { canonicalJson } from "@keel/core";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { encodeHeaderLine, encodeRecordLine, parseLine, scanLogBytes, valueDigest, type LogScan, type ScanProblem } from "./log-format.js";
+
+const idArbitrary = fc.string({ minLength: 1, maxLength: 12 }).filter((id) => !/[\u0000-\u001f\u007f]/.test(id));
+const batchesArbitrary = fc.array(fc.array(fc.record({ id: idArbitrary, value: fc.jsonValue({ maxDepth: 2 }) }), { minLength: 1, maxLength: 4 }), {
+  minLength: 0,
+  maxLength: 5,
+});
+
+interface Built {
+  bytes: Buffer;
+  /** Byte offset just after each batch (the header counts as batch 0 when it stands alone). */
+  batchEnds: number[];
+  /** Records per batch. */
+  batches: { seq: number; id: string; text: string }[][];
+}
+
+function build(batches: { id: string; value: unknown }[][], baseSeq = 0): Built {
+  let text = encodeHeaderLine({ file: "f1", baseSeq, deleted: false, at: "2026-01-01T00:00:00.000Z" }, batches.length === 0);
+  const batchEnds: number[] = batches.length === 0 ? [Buffer.byteLength(text)] : [];
+  const out: Built["batches"] = [];
+  let seq = baseSeq;
+  for (const batch of batches) {
+    const records = batch.map((record, index) => {
+      seq += 1;
+      const valueText = canonicalJson(record.value);
+      text += encodeRecordLine(seq, record.id, "2026-01-01T00:00:00.000Z", valueText, index === batch.length - 1);
+      return { seq, id: record.id, text: valueText };
+    });
+    out.push(records);
+    batchEnds.push(Buffer.byteLength(text));
+  }
+  return { bytes: Buffer.from(text), batchEnds, batches: out };
+}
+
+const isProblem = (scan: LogScan | ScanProblem): scan is ScanProblem => "problem" in scan;
+
+describe("log line format", () => {
+  it("round-trips every record: seq, id, value digest, in order, with no tail", () => {
+    fc.assert(
+      fc.property(batchesArbitrary, fc.nat(1000), (batches, baseSeq) => {
+        const built = build(batches, baseSeq);
+        const scan = scanLogBytes(built.bytes);
+        if (isProblem(scan)) throw new Error(scan.problem);
+        const expected = built.batches.flat();
+        expect(scan.records.map((record) => [record.seq, record.id, record.digest])).toEqual(
+          expected.map((record) => [record.seq, record.id, valueDigest(record.text)]),
+        );
+        expect(scan.lastSeq).toBe(baseSeq + expected.length);
+        expect(scan.committedEnd).toBe(built.bytes.length);
+        expect(scan.tail).toBeUndefined();
+      }),
+    );
+  });
+
+  it("reads any prefix of a log (a write torn at any byte) as the complete batches plus a tail, never as damage", () => {
+    fc.assert(
+      fc.property(batchesArbitrary.filter((batches) => batches.length > 0), fc.double({ min: 0, max: 1, noNaN: true }), (batches, where) => {
+        const built = build(batches);
+        const cut = Math.floor(where * built.bytes.length);
+        const scan = scanLogBytes(built.bytes.subarray(0, cut));
+        if (isProblem(scan)) throw new Error(`damage reported in a torn log at ${scan.offset}: ${scan.problem}`);
+        const complete = built.batchEnds.filter((end) => end <= cut).length;
+        expect(scan.records.map((record) => record.seq)).toEqual(built.batches.slice(0, complete).flat().map((record) => record.seq));
+        const committedEnd = complete === 0 ? 0 : built.batchEnds[complete - 1]!;
+        expect(scan.committedEnd).toBe(committedEnd);
+        expect(scan.tail).toEqual(cut > committedEnd ? { offset: committedEnd, bytes: cut - committedEnd } : undefined);
+      }),
+    );
+  });
+
+  it("reports a changed byte before the last line as damage at or before it, never a skipped line", () => {
+    fc.assert(
+      fc.property(
+        batchesArbitrary.filter((batches) => batches.flat().length >= 2),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.integer({ min: 1, max: 255 }),
+        (batches, where, delta) => {
+          const built = build(batches);
+          const lastLineStart = built.bytes.lastIndexOf(0x0a, built.bytes.length - 2) + 1;
+          const position = Math.floor(where * (lastLineStart - 1));
+          const damaged = Buffer.from(built.bytes);
+          damaged[position] = (damaged[position]! + delta) % 256;
+          const scan = scanLogBytes(damaged);
+          expect(isProblem(scan)).toBe(true);
+          expect((scan as ScanProblem).offset).toBeLessThanOrEqual(position);
+        },
+      ),
+    );
+  });
+
+  it("refuses lines out of place: a gap in seq, a second header, a record before the header or after a deletion", () => {
+    const at = "2026-01-01T00:00:00.000Z";
+    const header = encodeHeaderLine({ file: "f", baseSeq: 0, deleted: false, at }, false);
+    const cases: [string, number][] = [
+      [header + encodeRecordLine(2, "a", at, "1", true), header.length],
+      [header + encodeRecordLine(1, "a", at, "1", true) + header, header.length * 1 + encodeRecordLine(1, "a", at, "1", true).length],
+      [encodeRecordLine(1, "a", at, "1", true), 0],
+      [encodeHeaderLine({ file: "f", baseSeq: 3, deleted: true, at }, true) + encodeRecordLine(4, "a", at, "1", true), encodeHeaderLine({ file: "f", baseSeq: 3, deleted: true, at }, true).length],
+      [header + '{"seq":1}\n', header.length],
+      [header + "\n", header.length],
+    ];
+    for (const [text, offset] of cases) {
+      const scan = scanLogBytes(Buffer.from(text));
+      expect(isProblem(scan), text).toBe(true);
+      expect((scan as ScanProblem).offset).toBe(offset);
+    }
+  });
+
+  it("parses what it encodes, ids with quotes and the value marker included", () => {
+    fc.assert(
+      fc.property(fc.oneof(idArbitrary, fc.constant('x","value":1')), fc.jsonValue(), (id, value) => {
+        const text = canonicalJson(value);
+        const line = Buffer.from(encodeRecordLine(7, id, "t", text, true));
+        const parsed = parseLine(line.subarray(0, line.length - 1));
+        expect(parsed.kind).toBe("record");
+        if (parsed.kind !== "record") return;
+        expect(parsed.record.id).toBe(id);
+        expect(canonicalJson(parsed.record.value)).toBe(text);
+        expect(Buffer.from(parsed.valueBytes).toString("utf8")).toBe(text);
+      }),
+    );
+  });
+});

@@ -1,0 +1,48 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { createFsStore } from "@keel/store-fs";
+import { afterAll, describe, expect, it } from "vitest";
+import { startWorker } from "./support/store-fs-child.js";
+
+const made: string[] = [];
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("@keel/store-fs with several processes", () => {
+  it("loses no update: 4 processes × 250 CAS increments end at exactly 1,000, and their 1,000 appends are all there", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "keel-multiprocess-"));
+    made.push(dir);
+    const workers = Array.from({ length: 4 }, (_, index) => startWorker("test/support/store-fs-cas-worker.ts", [dir, `w${index}`, "250"]));
+    try {
+      // Start all four together, so that they really contend.
+      await Promise.all(workers.map((worker) => worker.waitFor(/^loaded$/)));
+      for (const worker of workers) worker.child.stdin!.write("go\n");
+      const exits = await Promise.all(workers.map((worker) => worker.exited));
+      workers.forEach((worker, index) => expect(exits[index]!.code, worker.stderr()).toBe(0));
+    } finally {
+      for (const worker of workers) worker.child.kill("SIGKILL");
+    }
+    const conflicts = workers.reduce((sum, worker) => sum + Number(worker.lines.find((line) => line.startsWith("done"))!.split(" ")[1]), 0);
+
+    const store = createFsStore({ dir });
+    try {
+      const counter = (await store.docs.get(["shared", "counter"]))._unsafeUnwrap();
+      expect(counter?.value).toEqual({ count: 1_000 });
+      expect(counter?.version).toBe(1_000);
+      const records = (await store.logs.read(["shared", "log"]))._unsafeUnwrap();
+      expect(records.map((record) => record.seq)).toEqual(Array.from({ length: 1_000 }, (_, index) => index + 1));
+      expect(new Set(records.map((record) => record.id)).size).toBe(1_000);
+      for (let worker = 0; worker < 4; worker++) {
+        const mine = records.filter((record) => record.id.startsWith(`w${worker}-`)).map((record) => (record.value as { index: number }).index);
+        expect(mine).toEqual(Array.from({ length: 250 }, (_, index) => index));
+      }
+      expect((await store.check())._unsafeUnwrap()).toEqual({ ok: true, repaired: [], problems: [] });
+    } finally {
+      await store.close();
+    }
+    // The processes did contend (compare-and-swap conflicts were retried), or the test proves little.
+    expect(conflicts).toBeGreaterThan(0);
+  }, 120_000);
+});

@@ -1,0 +1,34 @@
+/**
+ * Multi-process worker: after a line on stdin ("go"), increments a shared counter document
+ * `count` times with compare-and-swap (`updateDoc`), appending one record per increment to a
+ * shared log, then prints `done <conflicting tries>` and exits.
+ *
+ * Usage: store-fs-cas-worker.ts <dir> <worker id> <count>
+ */
+import { createFsStore } from "@keel/store-fs";
+import { updateDoc } from "@keel/store";
+
+const [dir, worker, countText] = process.argv.slice(2);
+if (!dir || !worker || !countText) throw new Error("usage: store-fs-cas-worker.ts <dir> <worker id> <count>");
+const store = createFsStore({ dir, lockWaitMs: 60_000 });
+process.stdout.write("loaded\n");
+await new Promise((resolve) => process.stdin.once("data", resolve));
+process.stdin.pause();
+
+let tries = 0;
+for (let index = 0; index < Number(countText); index++) {
+  const updated = await updateDoc<{ count: number }>(
+    store.docs,
+    ["shared", "counter"],
+    (current) => {
+      tries++;
+      return { count: (current?.value.count ?? 0) + 1 };
+    },
+    { retries: 100_000 },
+  );
+  if (updated.isErr()) throw updated.error;
+  const appended = await store.logs.append(["shared", "log"], [{ id: `${worker}-${index}`, value: { worker, index } }]);
+  if (appended.isErr()) throw appended.error;
+}
+await store.close();
+process.stdout.write(`done ${tries - Number(countText)}\n`);

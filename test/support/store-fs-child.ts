@@ -1,0 +1,64 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+/** The repository root. */
+export const repositoryRoot = fileURLToPath(new URL("../..", import.meta.url));
+
+/** A TypeScript worker running in a real child process, its stdout read line by line. */
+export interface Worker {
+  child: ChildProcess;
+  /** Complete lines printed so far. */
+  lines: string[];
+  /** Everything printed on stderr. */
+  stderr(): string;
+  /** Resolves when a line matching `pattern` appears (rejects if the process exits first). */
+  waitFor(pattern: RegExp): Promise<string>;
+  /** Resolves with the exit code and signal once the process is gone (and reaped). */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/**
+ * Starts `node --import tsx --conditions=@keel/source <file> ...args` from the repository root,
+ * as a real process (the only honest way to test crashes and several processes).
+ */
+export function startWorker(file: string, args: readonly string[]): Worker {
+  const child = spawn(process.execPath, ["--import", "tsx", "--conditions=@keel/source", file, ...args], {
+    cwd: repositoryRoot,
+    env: { ...process.env, NO_COLOR: "1" },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  const lines: string[] = [];
+  let partial = "";
+  let stderr = "";
+  const waiters: { pattern: RegExp; resolve: (line: string) => void; reject: (error: Error) => void }[] = [];
+  child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+    const parts = (partial + chunk).split("\n");
+    partial = parts.pop()!;
+    for (const line of parts) {
+      lines.push(line);
+      for (const waiter of waiters.splice(0)) {
+        if (waiter.pattern.test(line)) waiter.resolve(line);
+        else waiters.push(waiter);
+      }
+    }
+  });
+  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.on("close", (code, signal) => {
+      for (const waiter of waiters.splice(0)) waiter.reject(new Error(`worker exited (${code ?? signal}) before printing ${waiter.pattern}: ${stderr}`));
+      resolve({ code, signal });
+    });
+  });
+  return {
+    child,
+    lines,
+    stderr: () => stderr,
+    exited,
+    waitFor: (pattern) => {
+      const seen = lines.find((line) => pattern.test(line));
+      if (seen !== undefined) return Promise.resolve(seen);
+      if (child.exitCode !== null || child.signalCode !== null) return Promise.reject(new Error(`worker already exited: ${stderr}`));
+      return new Promise((resolve, reject) => waiters.push({ pattern, resolve, reject }));
+    },
+  };
+}
