@@ -81,7 +81,7 @@ export const ScriptedReplySchema = z.strictObject({
   costUsd: z.number().nonnegative().optional(),
   delayMs: count.optional(),
   durationMs: count.optional(),
-});
+}) as unknown as z.ZodType<ScriptedReply>;
 
 /** zod schema of {@link ScriptedStep}. */
 export const ScriptedStepSchema = z.union([
