@@ -37,3 +37,5 @@ export type {
   Unsubscribe,
   WorkflowEvent,
 } from "./events.js";
+export { KEEL_BACKEND_IDS } from "./backend-ids.js";
+export type { KeelBackendId } from "./backend-ids.js";

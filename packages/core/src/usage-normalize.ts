@@ -1,23 +1,13 @@
 import { err, ok, type Result } from "neverthrow";
 import { KeelError } from "./errors.js";
+import { KEEL_BACKEND_IDS } from "./backend-ids.js";
 import { emptyUsage, type Usage } from "./usage.js";
 
 /**
  * The usage dialects {@link normalizeUsage} reads: one per backend whose CLI or API reports
  * token usage in its own shape.
  */
-export const USAGE_DIALECTS = [
-  "claude-code",
-  "codex",
-  "pi",
-  "opencode",
-  "copilot",
-  "cursor",
-  "gemini",
-  "grok",
-  "qoder",
-  "deepseek",
-] as const;
+export const USAGE_DIALECTS = KEEL_BACKEND_IDS;
 
 /** A backend id whose raw usage shape {@link normalizeUsage} knows. */
 export type UsageDialect = (typeof USAGE_DIALECTS)[number];

@@ -1,22 +1,10 @@
-import { type KeelError, validate } from "@keel/core";
+import { KEEL_BACKEND_IDS, type KeelError, validate } from "@keel/core";
 import type { Result } from "neverthrow";
 import { z } from "zod";
 import { SkillEntrySchema, type SkillView } from "./skill-view.js";
 
 /** The backend ids Keel knows how to deliver skills to (the adapters of `@keel/backends`). */
-export const SKILL_BACKEND_IDS = [
-  "claude-code",
-  "codex",
-  "pi",
-  "opencode",
-  "copilot",
-  "cursor",
-  "gemini",
-  "grok",
-  "qoder",
-  "deepseek",
-  "scripted",
-] as const;
+export const SKILL_BACKEND_IDS = [...KEEL_BACKEND_IDS, "scripted"] as const;
 
 /** A backend id of {@link SKILL_BACKEND_IDS}. */
 export type SkillBackendId = (typeof SKILL_BACKEND_IDS)[number];
