@@ -12,6 +12,8 @@ export default defineConfig({
   resolve: { conditions },
   ssr: { resolve: { conditions, externalConditions: conditions } },
   test: {
+    // The default reporter, then one plain closing line (`tests: N passed, N failed, N skipped`).
+    reporters: ["default", "./test/support/summary-reporter.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     projects: [
