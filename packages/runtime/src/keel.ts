@@ -147,7 +147,9 @@ export function createKeel(options: KeelOptions = {}): Keel {
         resolveView(turn.role, backend, warnings).andThen((view) =>
           runSessionTurn(turn, backend, view, warnings)
             .andThen(({ result, plan, delivery, last }) =>
-              settle(reservation, result.usage, turn.model ?? null, last?.durationMs ?? null, warnings).map(
+              settle(reservation, result.usage, turn.model ?? null, last?.durationMs ?? null, warnings)
+                .andThen(() => emitReads(turn, result.paths?.inspected ?? []))
+                .map(
                 (): RoleTurnResult => ({
                   text: result.text,
                   threadId: result.threadId,
@@ -163,8 +165,7 @@ export function createKeel(options: KeelOptions = {}): Keel {
             )
             .orElse((error) => reservation.abandon().orElse(() => okAsync(undefined)).andThen(() => errAsync(error))),
         ),
-      )
-      .andThen((result) => emitReads(turn, result).map(() => result));
+      );
   };
 
   const resolveView = (role: string, backend: Backend, warnings: RuntimeWarning[]): ResultAsync<SkillView | null, KeelError> => {
@@ -266,8 +267,7 @@ export function createKeel(options: KeelOptions = {}): Keel {
   };
 
   /** `agent.io.read` for every path the role reported inspecting, with its size when it lies inside `cwd`. */
-  const emitReads = (turn: { missionId: string; role: string }, result: RoleTurnResult): ResultAsync<void, KeelError> => {
-    const inspected = readReportLines(result.text).paths?.inspected ?? [];
+  const emitReads = (turn: { missionId: string; role: string }, inspected: readonly string[]): ResultAsync<void, KeelError> => {
     const sizes = inspected.map((path) => {
       const full = resolve(cwd, path);
       const inside = !relative(cwd, full).startsWith("..") && !isAbsolute(relative(cwd, full));
