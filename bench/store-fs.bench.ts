@@ -14,6 +14,8 @@ import { afterAll, bench, describe } from "vitest";
  *
  * Doc put: every row writes the same 1 KiB JSON document durably to the same path.
  * Log append: every iteration appends 64 records of ~200 bytes, so rows compare directly.
+ * Lease: one acquire + release (what a role turn pays with the default lingerMs 0) beside the two
+ * durable writes it used to be and one durable doc put.
  */
 
 const writeFileAtomic = createRequire(import.meta.url)("write-file-atomic") as (file: string, data: string | Buffer) => Promise<void>;
@@ -28,6 +30,7 @@ const recordLine = Buffer.from(`${JSON.stringify(record(0))}\n`);
 
 const store = createFsStore({ dir: path.join(root, "store") });
 let version = 0;
+let leaseScaleVersion = 0;
 let nextId = 0;
 
 afterAll(async () => {
@@ -121,4 +124,32 @@ describe("log append: 64 records of ~200 bytes per iteration", () => {
   bench("@keel/store-fs append, 1 appender", () => appenders("one", 1), options);
   bench("@keel/store-fs append, 8 concurrent appenders", () => appenders("eight", 8), options);
   bench("@keel/store-fs append, 64 concurrent appenders", () => appenders("sixty-four", 64), options);
+});
+
+describe("lease: acquire + release of one lease", () => {
+  const options = { time: 3_000, warmupTime: 300 };
+  bench(
+    "two durable writes (what an fsynced acquire + release costs)",
+    async () => {
+      await tmpFsyncRenameDirFsyncSyncMetadata(path.join(root, "lease-floor.json"), documentBytes);
+      await tmpFsyncRenameDirFsyncSyncMetadata(path.join(root, "lease-floor.json"), documentBytes);
+    },
+    options,
+  );
+  bench(
+    "@keel/store-fs docs.put (one durable doc write, for scale)",
+    async () => {
+      const result = await store.docs.put(["bench", "lease-scale"], { turn: leaseScaleVersion }, leaseScaleVersion === 0 ? { create: true } : { expectedVersion: leaseScaleVersion });
+      leaseScaleVersion = result._unsafeUnwrap().version;
+    },
+    options,
+  );
+  bench(
+    "@keel/store-fs acquire + release (lease state not fsynced)",
+    async () => {
+      const lease = (await store.leases.acquire("bench.lease", "bench-holder", { ttlMs: 30_000 }))._unsafeUnwrap();
+      (await store.leases.release(lease))._unsafeUnwrap();
+    },
+    options,
+  );
 });

@@ -157,6 +157,20 @@ describe("documents on disk", () => {
     expect(readFileSync(file, "utf8")).toBe("{");
   });
 
+  it("reads what another instance wrote, never a remembered older version, and gives each caller its own value", async () => {
+    const dir = tempDir();
+    const left = open(dir).store;
+    const right = open(dir).store;
+    await value(left.docs.put(["d"], { n: 1, list: [1] }, { create: true }));
+    const first = await value(right.docs.get(["d"]));
+    (first!.value as { list: number[] }).list.push(2);
+    expect(await value(right.docs.get(["d"]))).toMatchObject({ version: 1, value: { n: 1, list: [1] } });
+    await value(left.docs.put(["d"], { n: 2, list: [] }, { expectedVersion: 1 }));
+    expect(await value(right.docs.get(["d"]))).toMatchObject({ version: 2, value: { n: 2, list: [] } });
+    expect(await value(right.docs.put(["d"], { n: 3 }, { expectedVersion: 2 }))).toMatchObject({ version: 3 });
+    expect(await value(left.docs.get(["d"]))).toMatchObject({ version: 3, value: { n: 3 } });
+  });
+
   it("serves the backup when the file itself is gone", async () => {
     const dir = tempDir();
     const { store, warnings } = open(dir);
@@ -274,6 +288,22 @@ describe("logs on disk", () => {
     expect(await value(right.logs.head(["l"]))).toBeUndefined();
     expect(await value(right.logs.append(["l"], [{ id: "x", value: "reborn" }]))).toEqual({ lastSeq: 4, appended: 1, deduplicated: 0 });
     expect((await value(left.logs.read(["l"]))).map((record) => [record.seq, record.value])).toEqual([[4, "reborn"]]);
+  });
+
+  it("compares a re-appended id with its line read back and verified: damage there is corrupt for that caller only", async () => {
+    const dir = tempDir();
+    const { store } = open(dir);
+    await value(store.logs.append(["runs", "r1"], [{ id: "a", value: "first" }, { id: "b", value: 2 }]));
+    expect(await value(store.logs.append(["runs", "r1"], [{ id: "a", value: "first" }]))).toEqual({ lastSeq: 2, appended: 0, deduplicated: 1 });
+    // Damage the stored line of "a" after this instance indexed it (same length, so the index is kept).
+    writeFileSync(logFile(dir), readFileSync(logFile(dir), "utf8").replace('"first"', '"fir5t"'));
+    const [again, fresh] = await Promise.all([
+      store.logs.append(["runs", "r1"], [{ id: "a", value: "first" }]),
+      store.logs.append(["runs", "r1"], [{ id: "c", value: 3 }]),
+    ]);
+    expect(again.isErr() && again.error.code).toBe("corrupt");
+    expect(again.isErr() && again.error.details).toMatchObject({ location: logFile(dir) });
+    expect(fresh.isOk() && fresh.value).toEqual({ lastSeq: 3, appended: 1, deduplicated: 0 });
   });
 
   it("replaces a deleted log's file with a tombstone header that keeps the last seq", async () => {

@@ -50,11 +50,11 @@ export function encodeDocEnvelope(input: {
 }
 
 /**
- * Parses and verifies a document file's text. Fails (with the reason) on anything that is not a
+ * Parses and verifies a document file's text (and returns the value's canonical JSON text too). Fails (with the reason) on anything that is not a
  * complete, intact envelope of `expectedKey`: truncation, bad JSON, a wrong shape or key, or a
  * checksum mismatch.
  */
-export function decodeDocEnvelope(text: string, expectedKey: readonly string[]): Result<DocEnvelope, string> {
+export function decodeDocEnvelope(text: string, expectedKey: readonly string[]): Result<DocEnvelope & { valueText: string }, string> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -77,5 +77,5 @@ export function decodeDocEnvelope(text: string, expectedKey: readonly string[]):
   if (findNonJson(value) !== undefined) return err("holds a value that is not plain JSON");
   const valueText = canonicalJson(value);
   if (checksumOf(expectedKey, version, updatedAt, deleted, valueText) !== checksum) return err("fails its checksum");
-  return ok({ key: [...expectedKey], version, updatedAt, deleted, value: value as JsonValue, bytes: utf8Bytes(valueText) });
+  return ok({ key: [...expectedKey], version, updatedAt, deleted, value: value as JsonValue, bytes: utf8Bytes(valueText), valueText });
 }

@@ -1,11 +1,12 @@
 import path from "node:path";
-import { KeelError } from "@keel/core";
+import { KeelError, isSafeName } from "@keel/core";
 import { keyPath, type IntegrityProblem, type IntegrityRepair, type IntegrityReport } from "@keel/store";
 import { decodeDocEnvelope } from "./doc-envelope.js";
 import type { FsContext } from "./fs-context.js";
 import { writeFileDurably } from "./fs-durable-write.js";
 import { closeQuietly, isErrno } from "./fs-io.js";
-import { decodeLease } from "./fs-leases.js";
+import { readLeaseStateUnlocked } from "./fs-leases.js";
+import { readBootRecord } from "./lease-epoch.js";
 import { INIT_PREFIX, processAlive, removeBuilding } from "./fs-lock.js";
 import {
   BACKUP_SUFFIX,
@@ -157,7 +158,7 @@ function listDirectory(context: FsContext, directory: string): string[] {
   }
 }
 
-function checkLeases(context: FsContext, repair: boolean, findings: Findings): void {
+async function checkLeases(context: FsContext, repair: boolean, findings: Findings): Promise<void> {
   const names = listDirectory(context, context.paths.leases);
   checkTemporaries(
     context,
@@ -168,8 +169,21 @@ function checkLeases(context: FsContext, repair: boolean, findings: Findings): v
   for (const name of names) {
     if (name.startsWith(".") || !name.endsWith(".json")) continue;
     const file = path.join(context.paths.leases, name);
-    const decoded = decodeLease(context.io.readFileSync(file).toString("utf8"), name.slice(0, -".json".length));
-    if ("problem" in decoded) findings.problems.push({ code: "corrupt", location: file, message: `lease file ${decoded.problem}; not repairable` });
+    const leaseName = name.slice(0, -".json".length);
+    try {
+      // Lease files are rewritten in place: read again under the lock before calling one damaged.
+      if (isSafeName(leaseName)) await readLeaseStateUnlocked(context, leaseName);
+      else throw new KeelError("corrupt", `${file} is not named after a lease`, { details: { location: file } });
+    } catch (error) {
+      if (!KeelError.is(error, "corrupt")) throw error;
+      findings.problems.push({ code: "corrupt", location: file, message: `${error.message}; not repairable` });
+    }
+  }
+  try {
+    readBootRecord(context);
+  } catch (error) {
+    if (!KeelError.is(error, "corrupt")) throw error;
+    findings.problems.push({ code: "corrupt", location: context.paths.boot, message: `${error.message}; not repairable` });
   }
 }
 
@@ -217,6 +231,6 @@ export async function checkStore(context: FsContext, repair: boolean): Promise<I
   checkTemporaries(context, found.temporaries, repair, findings);
   for (const doc of found.docs) await checkDoc(context, doc.key, doc.file, repair, findings);
   for (const log of found.logs) await checkLog(context, log.key, log.file, repair, findings);
-  checkLeases(context, repair, findings);
+  await checkLeases(context, repair, findings);
   return { ok: findings.problems.length === 0, ...findings };
 }

@@ -2,7 +2,9 @@ import type { Clock, KeelError } from "@keel/core";
 import type { ResultAsync } from "neverthrow";
 import type { FsStoreWarning } from "../fs-store-options.js";
 import type { FsIo } from "./fs-io.js";
+import type { DocCache } from "./doc-cache.js";
 import type { LockManager } from "./fs-lock.js";
+import type { LeaseEpoch } from "./lease-epoch.js";
 import type { LogIndexCache } from "./log-index.js";
 import type { StorePaths } from "./fs-paths.js";
 
@@ -14,13 +16,22 @@ export interface FsContext {
   maxValueBytes: number;
   lockStaleMs: number;
   locks: LockManager;
+  /** The boot epoch of lease tokens (see lease-epoch.ts). */
+  leaseEpoch: LeaseEpoch;
   logIndex: LogIndexCache;
+  /** Verified decodings of recently seen document files, keyed by their exact bytes. */
+  docCache: DocCache;
   warn: (warning: FsStoreWarning) => void;
   /**
    * Runs one store operation: refused with `unavailable` once the store is closed, tracked so
    * that `close()` waits for it, and anything thrown mapped to a `KeelError`.
    */
   operation: <T>(name: string, work: () => Promise<T> | T) => ResultAsync<T, KeelError>;
+}
+
+/** The token floor of this boot, loaded at the first use (a durable write once per boot). */
+export function leaseFloor(context: FsContext): number | Promise<number> {
+  return context.leaseEpoch.known() ?? context.leaseEpoch.floor();
 }
 
 /** The store's clock as an ISO 8601 timestamp. */

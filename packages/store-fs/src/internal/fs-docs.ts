@@ -1,4 +1,4 @@
-import { KeelError, type JsonValue } from "@keel/core";
+import { KeelError, utf8Bytes, type JsonValue } from "@keel/core";
 import {
   compareKeyToCursor,
   compareKeys,
@@ -16,10 +16,10 @@ import {
   type Fence,
 } from "@keel/store";
 import { errAsync } from "neverthrow";
-import { decodeDocEnvelope, encodeDocEnvelope, type DocEnvelope } from "./doc-envelope.js";
-import { isoNow, type FsContext } from "./fs-context.js";
+import { encodeDocEnvelope, type DocEnvelope } from "./doc-envelope.js";
+import { isoNow, leaseFloor, type FsContext } from "./fs-context.js";
 import { writeFileDurably } from "./fs-durable-write.js";
-import { isErrno, type FsIo } from "./fs-io.js";
+import { isErrno } from "./fs-io.js";
 import { assertFences, fenceResources } from "./fs-leases.js";
 import { BACKUP_SUFFIX, segmentOfDocFile } from "./fs-paths.js";
 import { collectKeys } from "./key-walk.js";
@@ -33,28 +33,29 @@ export interface DocRead {
 
 type FileRead = { kind: "ok"; envelope: DocEnvelope } | { kind: "missing" } | { kind: "bad"; problem: string };
 
-function readEnvelope(io: FsIo, file: string, key: readonly string[]): FileRead {
-  let text: string;
+function readEnvelope(context: FsContext, file: string, key: readonly string[], withValue: boolean): FileRead {
+  let bytes: Buffer;
   try {
-    text = io.readFileSync(file).toString("utf8");
+    bytes = context.io.readFileSync(file);
   } catch (error) {
     if (isErrno(error, "ENOENT")) return { kind: "missing" };
     throw error;
   }
-  const decoded = decodeDocEnvelope(text, key);
+  const decoded = context.docCache.decode(file, bytes, key, withValue);
   return decoded.isOk() ? { kind: "ok", envelope: decoded.value } : { kind: "bad", problem: decoded.error };
 }
 
 /**
  * Reads a document's state, verified: the file, or — when the file is damaged (or gone while
  * its backup is not) — the `.bak`, with a `served-backup` warning. Both bad is `corrupt` with the
- * location; never `undefined` for data that exists but cannot be read.
+ * location; never `undefined` for data that exists but cannot be read. Without `withValue`
+ * (writes and listings need only the version), the envelope's `value` may be `null`.
  */
-export function readDocState(context: FsContext, key: readonly string[]): DocRead | undefined {
+export function readDocState(context: FsContext, key: readonly string[], withValue = true): DocRead | undefined {
   const file = context.paths.docFile(key);
-  const main = readEnvelope(context.io, file, key);
+  const main = readEnvelope(context, file, key, withValue);
   if (main.kind === "ok") return { envelope: main.envelope, source: "file" };
-  const backup = readEnvelope(context.io, `${file}${BACKUP_SUFFIX}`, key);
+  const backup = readEnvelope(context, `${file}${BACKUP_SUFFIX}`, key, withValue);
   if (main.kind === "missing" && backup.kind === "missing") return undefined;
   if (backup.kind === "ok") {
     const why = main.kind === "missing" ? "is missing" : `is damaged (${main.problem})`;
@@ -72,9 +73,10 @@ export function readDocState(context: FsContext, key: readonly string[]): DocRea
 
 /** Runs `work` holding the lock of a document (and of the lease of its fence). */
 async function underDocLock<T>(context: FsContext, key: readonly string[], fence: Fence | undefined, work: () => Promise<T>): Promise<T> {
+  const floor = fence ? await leaseFloor(context) : 0;
   const release = await context.locks.acquire([`doc:${keyPath(key)}`, ...fenceResources([fence])]);
   try {
-    assertFences(context, [fence]);
+    assertFences(context, [fence], floor);
     return await work();
   } finally {
     release();
@@ -83,12 +85,16 @@ async function underDocLock<T>(context: FsContext, key: readonly string[], fence
 
 /** The document store: one JSON envelope file per key, replaced durably under the key's lock. */
 export function createFsDocStore(context: FsContext): DocStore {
-  const write = (key: readonly string[], envelope: Omit<DocEnvelope, "bytes" | "key">, valueText: string, current: DocRead | undefined) =>
-    writeFileDurably(context.io, context.paths.docFile(key), Buffer.from(encodeDocEnvelope({ key, ...envelope, valueText })), {
+  const write = async (key: readonly string[], envelope: Omit<DocEnvelope, "bytes" | "key">, valueText: string, current: DocRead | undefined) => {
+    const file = context.paths.docFile(key);
+    const bytes = Buffer.from(encodeDocEnvelope({ key, ...envelope, valueText }));
+    await writeFileDurably(context.io, file, bytes, {
       root: context.paths.root,
       // Never let a damaged file replace a good backup.
       backup: current?.source === "file",
     });
+    context.docCache.remember(file, bytes, key, { ...envelope, bytes: utf8Bytes(valueText) }, valueText);
+  };
 
   return {
     get: (key) => {
@@ -111,7 +117,7 @@ export function createFsDocStore(context: FsContext): DocStore {
       const text = encoded.value.text;
       return context.operation("write document", () =>
         underDocLock(context, segments.value, parsed.value.fence, async () => {
-          const current = readDocState(context, segments.value);
+          const current = readDocState(context, segments.value, false);
           const version = decidePut(current?.envelope, parsed.value, keyPath(segments.value));
           if (version.isErr()) throw version.error;
           const stored = JSON.parse(text) as JsonValue;
@@ -128,7 +134,7 @@ export function createFsDocStore(context: FsContext): DocStore {
       if (parsed.isErr()) return errAsync(parsed.error);
       return context.operation("delete document", () =>
         underDocLock(context, segments.value, parsed.value.fence, async () => {
-          const current = readDocState(context, segments.value);
+          const current = readDocState(context, segments.value, false);
           const decided = decideDelete(current?.envelope, parsed.value, keyPath(segments.value));
           if (decided.isErr()) throw decided.error;
           if (decided.value && current) {
@@ -151,7 +157,7 @@ export function createFsDocStore(context: FsContext): DocStore {
         const items: DocMeta[] = [];
         let more = false;
         for (const key of keys) {
-          const read = readDocState(context, key);
+          const read = readDocState(context, key, false);
           if (!read || read.envelope.deleted) continue;
           if (items.length === limit) {
             more = true;

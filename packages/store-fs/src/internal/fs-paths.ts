@@ -58,6 +58,8 @@ export interface StorePaths {
   leases: string;
   /** The format marker file. */
   marker: string;
+  /** The boot record: which machine boot the lease tokens' epoch belongs to. */
+  boot: string;
   /** The directory that holds the children of `prefix` (the root for an empty prefix). */
   directoryOf(prefix: readonly string[]): string;
   docFile(key: readonly string[]): string;
@@ -67,6 +69,8 @@ export interface StorePaths {
   lockDirectory(resource: string): string;
 }
 
+const MAX_REMEMBERED_LOCKS = 4096;
+
 /** Builds the paths of the store rooted at `root` (an absolute path). */
 export function storePaths(root: string): StorePaths {
   const internal = path.join(root, INTERNAL_DIRECTORY);
@@ -74,34 +78,45 @@ export function storePaths(root: string): StorePaths {
   const leases = path.join(internal, "leases");
   const directoryOf = (prefix: readonly string[]) => path.join(root, ...prefix.map(directoryName));
   const fileOf = (key: readonly string[], suffix: string) => path.join(directoryOf(key.slice(0, -1)), `${key[key.length - 1]}${suffix}`);
+  // Lock directories are looked up on every write: remember the hashes of recent resources.
+  const lockDirectories = new Map<string, string>();
   return {
     root,
     internal,
     locks,
     leases,
     marker: path.join(internal, "store.json"),
+    boot: path.join(internal, "boot.json"),
     directoryOf,
     docFile: (key) => fileOf(key, DOC_SUFFIX),
     logFile: (key) => fileOf(key, LOG_SUFFIX),
     leaseFile: (name) => path.join(leases, `${name}.json`),
     lockDirectory: (resource) => {
-      const kind = resource.slice(0, resource.indexOf(":"));
-      const hash = createHash("sha256").update(resource).digest("hex").slice(0, 40);
-      return path.join(locks, `${kind}-${hash}`);
+      let directory = lockDirectories.get(resource);
+      if (directory === undefined) {
+        const kind = resource.slice(0, resource.indexOf(":"));
+        const hash = createHash("sha256").update(resource).digest("hex").slice(0, 40);
+        directory = path.join(locks, `${kind}-${hash}`);
+        if (lockDirectories.size >= MAX_REMEMBERED_LOCKS) lockDirectories.clear();
+        lockDirectories.set(resource, directory);
+      }
+      return directory;
     },
   };
 }
 
 let tmpCounter = 0;
+/** Drawn once per process: a counter after it makes each name unique without new random bytes per call. */
+const tmpPrefix = randomBytes(4).toString("hex");
 
 /**
- * A unique temporary name next to `target`: `.<name>.<pid>.<counter><random>.tmp`. Unique per
+ * A unique temporary name next to `target`: `.<name>.<pid>.<random><counter>.tmp`. Unique per
  * call (not per process: two writers in one process must never share a staging file), created
  * with O_EXCL, and starting with `.` so that no key can name it.
  */
 export function temporaryPath(target: string): string {
   tmpCounter = (tmpCounter + 1) % 1_000_000_000;
-  const unique = `${tmpCounter.toString(36)}${randomBytes(4).toString("hex")}`;
+  const unique = `${tmpPrefix}${tmpCounter.toString(36)}`;
   return path.join(path.dirname(target), `.${path.basename(target)}.${process.pid}.${unique}.tmp`);
 }
 

@@ -1,12 +1,12 @@
 import { isSafeName, newId, type KeelError } from "@keel/core";
-import { checkFence, decideAppend, keyPath, type AppendResult, type EncodedRecord, type Fence, type LeaseState } from "@keel/store";
+import { decideAppend, keyPath, type AppendResult, type EncodedRecord, type Fence, type LeaseState, type LogState } from "@keel/store";
 import { err, ok, type Result } from "neverthrow";
 import { isoNow, type FsContext } from "./fs-context.js";
 import { writeFileDurably } from "./fs-durable-write.js";
-import { closeQuietly, writeAll } from "./fs-io.js";
-import { readLeaseState } from "./fs-leases.js";
-import { encodeHeaderLine, encodeRecordLine, valueDigest, type ScannedRecord } from "./log-format.js";
-import type { LogIndex, LogView } from "./log-index.js";
+import { closeQuietly, toStoreError, writeAll } from "./fs-io.js";
+import { checkFenceInThisBoot, readLeaseState } from "./fs-leases.js";
+import { createRecordEncoder, encodeHeaderLine, type ScannedRecord } from "./log-format.js";
+import { readStoredValue, type LogIndex, type LogView } from "./log-index.js";
 
 /**
  * The commit step of the log writer: what one locked batch does to a log file. Appends are
@@ -33,6 +33,9 @@ export interface DeleteRequest {
   reject: (error: unknown) => void;
 }
 
+/** This boot's lease token floor for fence checks (throws when it could not be loaded). */
+export type FenceFloor = () => number;
+
 /** A queued log write. */
 export type LogRequest = AppendRequest | DeleteRequest;
 
@@ -40,10 +43,10 @@ export type LogRequest = AppendRequest | DeleteRequest;
 const MAX_BATCH_BYTES = 8 * 1024 * 1024;
 
 /** Commits a log delete: replaces the file with a deletion header that keeps the last seq. */
-export async function commitDelete(context: FsContext, file: string, fence: Fence | undefined): Promise<boolean> {
+export async function commitDelete(context: FsContext, file: string, fence: Fence | undefined, floor: FenceFloor): Promise<boolean> {
   const view = context.logIndex.open(file, "r");
   closeQuietly(context.io, view.fd);
-  assertFence(context, fence, new Map());
+  assertFence(context, fence, new Map(), floor);
   if (!view.index || view.index.header.deleted) return false;
   const header = { file: newId(), baseSeq: view.index.lastSeq, deleted: true, at: isoNow(context) };
   await writeFileDurably(context.io, file, Buffer.from(encodeHeaderLine(header, true)), { root: context.paths.root, backup: false });
@@ -51,20 +54,22 @@ export async function commitDelete(context: FsContext, file: string, fence: Fenc
   return true;
 }
 
-/** Checks a fence, reading each lease once per batch (the batch holds the lease locks). */
-function assertFence(context: FsContext, fence: Fence | undefined, states: Map<string, LeaseState | undefined>): void {
+/** Checks a fence, reading each lease once per batch (the batch holds the lease locks), against this boot's token floor. */
+function assertFence(context: FsContext, fence: Fence | undefined, states: Map<string, LeaseState | undefined>, floor: FenceFloor): void {
   if (!fence) return;
   if (!states.has(fence.lease)) states.set(fence.lease, isSafeName(fence.lease) ? readLeaseState(context, fence.lease) : undefined);
-  const checked = checkFence(states.get(fence.lease), fence, context.clock.now());
+  const checked = checkFenceInThisBoot(states.get(fence.lease), fence, context.clock.now(), floor());
   if (checked.isErr()) throw checked.error;
 }
 
 /** Commits a group of appends: plans them in order, writes once, settles each caller. */
-export async function commitAppends(context: FsContext, file: string, key: string[], batch: AppendRequest[]): Promise<void> {
+export async function commitAppends(context: FsContext, file: string, key: string[], batch: AppendRequest[], floor: FenceFloor): Promise<void> {
   const view = context.logIndex.open(file, "r+");
   try {
     const at = isoNow(context);
-    const plan = planAppends(view.index, keyPath(key), batch, at, (fence, states) => assertFence(context, fence, states));
+    const { fd, index } = view;
+    const storedValue = (seq: number, id: string) => readStoredValue(context.io, fd!, file, index!, seq, id);
+    const plan = planAppends(index, keyPath(key), batch, at, (fence, states) => assertFence(context, fence, states, floor), storedValue);
     if (plan.create) {
       const header = { file: newId(), baseSeq: view.index?.lastSeq ?? 0, deleted: false, at };
       const text = encodeHeaderLine(header, plan.lines.length === 0) + plan.lines.join("");
@@ -109,7 +114,7 @@ async function appendLines(context: FsContext, file: string, fd: number, view: L
   }
   let offset = writeOffset;
   const records: ScannedRecord[] = plan.records.map((record, position) => {
-    const placed = { ...record, offset };
+    const placed = { seq: record.seq, id: record.id, offset };
     offset += Buffer.byteLength(plan.lines[position]!);
     return placed;
   });
@@ -144,7 +149,8 @@ interface AppendPlan {
 
 /**
  * Decides a group commit, request by request, exactly as if the appends ran one after the other:
- * each sees the records of those before it. Pure apart from the fence check callback.
+ * each sees the records of those before it. Pure apart from the fence check and the read-back of
+ * a stored value whose id is appended again (`storedValue`, rare: a retry or a duplicate).
  */
 function planAppends(
   index: LogIndex | undefined,
@@ -152,41 +158,50 @@ function planAppends(
   batch: readonly AppendRequest[],
   at: string,
   checkFenceOf: (fence: Fence | undefined, states: Map<string, LeaseState | undefined>) => void,
+  storedValue: (seq: number, id: string) => string,
 ): AppendPlan {
   const states = new Map<string, LeaseState | undefined>();
   let exists = index !== undefined && !index.header.deleted;
   let lastSeq = index?.lastSeq ?? 0;
   let create = false;
+  /** id → value text of the records planned in this batch. */
   const added = new Map<string, string>();
   const lines: string[] = [];
   const records: Omit<ScannedRecord, "offset">[] = [];
+  const encode = createRecordEncoder(at);
+  const state: LogState = {
+    lastSeq,
+    deleted: false,
+    textOf: (id) => {
+      const text = added.get(id);
+      if (text !== undefined || create) return text;
+      const seq = index?.ids.get(id);
+      return seq === undefined ? undefined : storedValue(seq, id);
+    },
+  };
   const outcomes = batch.map((request): Result<AppendResult, KeelError> => {
+    let decided: ReturnType<typeof decideAppend>;
     try {
       checkFenceOf(request.fence, states);
+      state.lastSeq = lastSeq;
+      state.deleted = index?.header.deleted === true && !create;
+      decided = decideAppend(state, request.records, request.expectedSeq, logText);
     } catch (error) {
-      return err(error as KeelError);
+      return err(toStoreError(error, `append to log ${logText}`));
     }
-    const candidates = new Map(request.records.map((record) => [record.id, record.text]));
-    const textOf = (id: string) => {
-      const stored = added.get(id) ?? (create ? undefined : index?.ids.get(id));
-      if (stored === undefined) return undefined;
-      const candidate = candidates.get(id) ?? "";
-      return valueDigest(candidate) === stored ? candidate : `\u0000${stored}`;
-    };
-    const decided = decideAppend({ lastSeq, deleted: index?.header.deleted === true && !create, textOf }, request.records, request.expectedSeq, logText);
     if (decided.isErr()) return err(decided.error);
     if (!exists) {
       exists = true;
       create = true;
     }
     const { fresh, deduplicated } = decided.value;
-    fresh.forEach((record, position) => {
+    for (let position = 0; position < fresh.length; position++) {
+      const record = fresh[position]!;
       lastSeq += 1;
-      const digest = valueDigest(record.text);
-      lines.push(encodeRecordLine(lastSeq, record.id, at, record.text, position === fresh.length - 1));
-      records.push({ seq: lastSeq, id: record.id, digest });
-      added.set(record.id, digest);
-    });
+      lines.push(encode(lastSeq, record.id, record.text, position === fresh.length - 1));
+      records.push({ seq: lastSeq, id: record.id });
+      added.set(record.id, record.text);
+    }
     return ok({ lastSeq, appended: fresh.length, deduplicated });
   });
   return { create, lines, records, lastSeq, outcomes };

@@ -1,6 +1,6 @@
 import { KeelError } from "@keel/core";
 import { closeQuietly, isErrno, readAt, type FsIo } from "./fs-io.js";
-import { createLogScanner, type LogHeader, type ScanStart, type ScannedRecord } from "./log-format.js";
+import { createLogScanner, parseLine, type LogHeader, type ScanStart, type ScannedRecord } from "./log-format.js";
 
 /** What this process knows of one log file, valid while the file is the same and has not shrunk. */
 export interface LogIndex {
@@ -13,8 +13,8 @@ export interface LogIndex {
   committedEnd: number;
   /** `offsets[i]` is the byte offset of the record with seq `header.baseSeq + 1 + i`. */
   offsets: number[];
-  /** id → digest of the value, to dedupe re-appends. */
-  ids: Map<string, string>;
+  /** id → seq, to dedupe re-appends (the stored value is read back from the file to compare). */
+  ids: Map<string, number>;
 }
 
 /** An open log file with its refreshed index. */
@@ -53,6 +53,24 @@ export function logCorrupt(file: string, offset: number, problem: string): KeelE
     details: { location: file, offset, problem },
     retryable: false,
   });
+}
+
+/**
+ * Reads back the value text (canonical JSON) of committed record `seq`, verified by its CRC, to
+ * compare it with a re-appended value. A line that fails its check or is not the record the
+ * index says is `corrupt`.
+ */
+export function readStoredValue(io: FsIo, fd: number, file: string, index: LogIndex, seq: number, id: string): string {
+  const position = seq - index.header.baseSeq - 1;
+  const from = index.offsets[position];
+  if (from === undefined) throw logCorrupt(file, index.committedEnd, `record ${seq} is missing from the log`);
+  const to = position + 1 < index.offsets.length ? index.offsets[position + 1]! : index.committedEnd;
+  const parsed = parseLine(readAt(io, fd, from, to - from - 1));
+  if (parsed.kind !== "record" || parsed.record.seq !== seq || parsed.record.id !== id) {
+    throw logCorrupt(file, from, parsed.kind === "bad" ? parsed.problem : `expected record ${seq} of id ${JSON.stringify(id)} here`);
+  }
+  const bytes = parsed.valueBytes;
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString("utf8");
 }
 
 /** Creates an empty {@link LogIndexCache}. */
@@ -114,7 +132,7 @@ export function createLogIndexCache(io: FsIo): LogIndexCache {
     }
     for (const record of found.records) {
       index.offsets.push(record.offset);
-      index.ids.set(record.id, record.digest);
+      index.ids.set(record.id, record.seq);
     }
     index.lastSeq = found.lastSeq;
     index.committedEnd = found.committedEnd;
@@ -144,7 +162,7 @@ export function createLogIndexCache(io: FsIo): LogIndexCache {
       if (cache.get(file) !== index || index.committedEnd !== writeOffset) return;
       for (const record of records) {
         index.offsets.push(record.offset);
-        index.ids.set(record.id, record.digest);
+        index.ids.set(record.id, record.seq);
       }
       index.lastSeq = lastSeq;
       index.committedEnd = end;

@@ -1,11 +1,14 @@
 import { keyPath, type AppendResult, type EncodedRecord, type Fence } from "@keel/store";
-import type { FsContext } from "./fs-context.js";
+import { leaseFloor, type FsContext } from "./fs-context.js";
 import { fenceResources } from "./fs-leases.js";
-import { commitAppends, commitDelete, takeBatch, type AppendRequest, type LogRequest } from "./log-commit.js";
+import { commitAppends, commitDelete, takeBatch, type AppendRequest, type FenceFloor, type LogRequest } from "./log-commit.js";
 
 /** The writes waiting for one log, in call order. */
 interface LogQueue {
   key: string[];
+  /** The log's file and lock resource, worked out once per queue (not once per append). */
+  file: string;
+  resource: string;
   pending: LogRequest[];
 }
 
@@ -25,39 +28,51 @@ export interface LogWriter {
 export function createLogWriter(context: FsContext): LogWriter {
   const queues = new Map<string, LogQueue>();
 
+  // Keyed by the key's text: segments are safe names, which cannot hold "/".
   const enqueue = (key: string[], request: LogRequest) => {
-    const file = context.paths.logFile(key);
-    let queue = queues.get(file);
+    const text = keyPath(key);
+    let queue = queues.get(text);
     if (queue) {
       queue.pending.push(request);
       return;
     }
-    queue = { key, pending: [request] };
-    queues.set(file, queue);
-    void drain(file, queue);
+    queue = { key, file: context.paths.logFile(key), resource: `log:${text}`, pending: [request] };
+    queues.set(text, queue);
+    void drain(text, queue);
   };
 
-  const drain = async (file: string, queue: LogQueue) => {
-    while (queue.pending.length > 0) await flushOnce(file, queue);
-    queues.delete(file);
+  const drain = async (text: string, queue: LogQueue) => {
+    while (queue.pending.length > 0) await flushOnce(queue);
+    queues.delete(text);
   };
 
-  const flushOnce = async (file: string, queue: LogQueue) => {
-    const logResource = `log:${keyPath(queue.key)}`;
+  const flushOnce = async (queue: LogQueue) => {
+    const { file } = queue;
     let batch: LogRequest[] = [];
     const releases: (() => void)[] = [];
     try {
-      releases.push(await context.locks.acquire([logResource]));
+      releases.push(await context.locks.acquire([queue.resource]));
     } catch (error) {
       for (const request of takeBatch(queue.pending)) request.reject(error);
       return;
     }
     try {
       batch = takeBatch(queue.pending);
-      releases.push(await context.locks.acquire(fenceResources(batch.map((request) => request.fence))));
+      const fences = batch.map((request) => request.fence);
+      // This boot's token floor, for the fence checks: a failure to load it fails the fenced requests only.
+      let floor: FenceFloor = () => 0;
+      if (fences.some((fence) => fence !== undefined)) {
+        floor = await Promise.resolve(leaseFloor(context)).then(
+          (value) => () => value,
+          (error: unknown) => () => {
+            throw error;
+          },
+        );
+      }
+      releases.push(await context.locks.acquire(fenceResources(fences)));
       const first = batch[0]!;
-      if (first.kind === "delete") first.resolve(await commitDelete(context, file, first.fence));
-      else await commitAppends(context, file, queue.key, batch as AppendRequest[]);
+      if (first.kind === "delete") first.resolve(await commitDelete(context, file, first.fence, floor));
+      else await commitAppends(context, file, queue.key, batch as AppendRequest[], floor);
     } catch (error) {
       for (const request of batch) request.reject(error);
     } finally {

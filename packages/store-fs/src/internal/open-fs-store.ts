@@ -1,15 +1,17 @@
 import path from "node:path";
 import { KeelError, systemClock, validate, validateOrThrow } from "@keel/core";
 import { DEFAULT_MAX_VALUE_BYTES, type KeelStore } from "@keel/store";
-import { errAsync, ResultAsync } from "neverthrow";
+import { err, errAsync, ok, ResultAsync } from "neverthrow";
 import { z } from "zod";
 import { FsStoreOptionsSchema, type FsStoreOptions, type FsStoreWarning } from "../fs-store-options.js";
+import { createDocCache } from "./doc-cache.js";
 import { checkStore } from "./fs-check.js";
 import type { FsContext } from "./fs-context.js";
 import { createFsDocStore } from "./fs-docs.js";
 import { isErrno, nodeFsIo, toStoreError, writeAll, type FsIo } from "./fs-io.js";
 import { createFsLeaseStore } from "./fs-leases.js";
 import { createLockManager } from "./fs-lock.js";
+import { createLeaseEpoch } from "./lease-epoch.js";
 import { createFsLogStore } from "./fs-logs.js";
 import { storePaths, temporaryPath, type StorePaths } from "./fs-paths.js";
 import { createLogIndexCache } from "./log-index.js";
@@ -96,9 +98,24 @@ export function openFsStore(options: FsStoreOptions, io: FsIo = nodeFsIo): KeelS
       // a listener's failure must not fail the operation that reported
     }
   };
-  const inFlight = new Set<Promise<void>>();
+  // Operations in flight, so that close() can wait for them: a counter and the waiters of zero
+  // (cheaper per operation than a set of promises).
+  let inFlight = 0;
+  const idle: (() => void)[] = [];
+  const settle = () => {
+    inFlight -= 1;
+    if (inFlight === 0) for (const resolve of idle.splice(0)) resolve();
+  };
   let closed = false;
 
+  const locks = createLockManager({
+    io,
+    directory: paths.locks,
+    directoryOf: paths.lockDirectory,
+    staleMs: lockStaleMs,
+    waitMs: options.lockWaitMs ?? 10_000,
+    warn,
+  });
   const context: FsContext = {
     io,
     paths,
@@ -107,21 +124,25 @@ export function openFsStore(options: FsStoreOptions, io: FsIo = nodeFsIo): KeelS
     lockStaleMs,
     warn,
     logIndex: createLogIndexCache(io),
-    locks: createLockManager({
-      io,
-      directory: paths.locks,
-      directoryOf: paths.lockDirectory,
-      staleMs: lockStaleMs,
-      waitMs: options.lockWaitMs ?? 10_000,
-      warn,
-    }),
-    operation: (name, work) => {
+    docCache: createDocCache(),
+    locks,
+    leaseEpoch: createLeaseEpoch({ io, paths, locks }),
+    operation: <T>(name: string, work: () => Promise<T> | T) => {
       if (closed) return errAsync(new KeelError("unavailable", `the fs store at ${paths.root} is closed`, { retryable: false }));
-      const result = ResultAsync.fromThrowable(async () => work(), (error) => toStoreError(error, name))();
-      const settled = Promise.resolve(result).then(() => undefined);
-      inFlight.add(settled);
-      void settled.then(() => inFlight.delete(settled));
-      return result;
+      // The work is this package's own code: a synchronous throw is caught here and becomes a
+      // rejected promise, so nothing escapes the ResultAsync (the reason for fromThrowable).
+      let running: Promise<T>;
+      try {
+        running = Promise.resolve(work());
+      } catch (error) {
+        running = Promise.reject(error);
+      }
+      inFlight += 1;
+      const settled = running.then(
+        (value) => (settle(), ok(value)),
+        (error: unknown) => (settle(), err(toStoreError(error, name))),
+      );
+      return new ResultAsync<T, KeelError>(settled);
     },
   };
 
@@ -137,7 +158,7 @@ export function openFsStore(options: FsStoreOptions, io: FsIo = nodeFsIo): KeelS
     },
     close: async () => {
       closed = true;
-      while (inFlight.size > 0) await Promise.all([...inFlight]);
+      while (inFlight > 0) await new Promise<void>((resolve) => idle.push(resolve));
     },
   };
 }
