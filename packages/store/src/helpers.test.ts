@@ -32,6 +32,25 @@ describe("updateDoc", () => {
     expect(calls).toBe(3);
   });
 
+  it("starts from a known document, re-reading only when it went stale or was deleted", async () => {
+    const store = createMemoryStore();
+    const first = (await store.docs.put(["c"], { n: 1 }, { create: true }))._unsafeUnwrap();
+    const seen: (number | undefined)[] = [];
+    const bump = (current: { value: { n: number } } | undefined) => {
+      seen.push(current?.value.n);
+      return { n: (current?.value.n ?? 0) + 1 };
+    };
+    expect((await updateDoc<{ n: number }>(store.docs, ["c"], bump, { known: { doc: first } }))._unsafeUnwrap()?.value).toEqual({ n: 2 });
+    expect(seen).toEqual([1]);
+    // The known document is stale now: the first try conflicts, the second starts from a fresh read.
+    expect((await updateDoc<{ n: number }>(store.docs, ["c"], bump, { known: { doc: first } }))._unsafeUnwrap()?.value).toEqual({ n: 3 });
+    expect(seen).toEqual([1, 1, 2]);
+    await store.docs.delete(["c"], { unconditional: true });
+    const reborn = await updateDoc<{ n: number }>(store.docs, ["c"], bump, { known: { doc: first } });
+    expect(reborn._unsafeUnwrap()?.value).toEqual({ n: 1 });
+    expect(seen).toEqual([1, 1, 2, 1, undefined]);
+  });
+
   it("passes errors of the update through", async () => {
     const store = createMemoryStore();
     const result = await updateDoc(store.docs, ["c"], () => errAsync(new KeelError("budget_exceeded", "no")));

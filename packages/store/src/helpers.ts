@@ -8,6 +8,11 @@ export interface UpdateDocOptions {
   retries?: number;
   /** A fence for every write. */
   fence?: Fence;
+  /**
+   * The document as the caller last read it (`doc: undefined` when it read none): the first try
+   * starts from it instead of reading again. A stale one only costs a `conflict` and a re-read.
+   */
+  known?: { doc: Doc | undefined };
 }
 
 /**
@@ -27,8 +32,12 @@ export function updateDoc<T extends JsonValue>(
 ): ResultAsync<Doc<T> | undefined, KeelError> {
   const retries = options.retries ?? 20;
   const fence = options.fence ? { fence: options.fence } : {};
-  const attempt = (left: number): ResultAsync<Doc<T> | undefined, KeelError> =>
-    docs.get(key).andThen((current) => {
+  const read = (first: boolean): ResultAsync<Doc | undefined, KeelError> =>
+    first && options.known ? okAsync(options.known.doc) : docs.get(key);
+  const attempt = (left: number): ResultAsync<Doc<T> | undefined, KeelError> => {
+    // A document the caller knew may have been replaced or deleted since: either way, re-read.
+    const fromKnown = left === retries && options.known !== undefined;
+    return read(left === retries).andThen((current) => {
       const typed = current as Doc<T> | undefined;
       const produced = update(typed);
       const next = produced instanceof ResultAsync ? produced : okAsync(produced);
@@ -39,7 +48,7 @@ export function updateDoc<T extends JsonValue>(
           .put(key, value, condition)
           .map((doc) => doc as Doc<T>)
           .orElse((error) => {
-            if (error.code === "conflict" && left > 0) return attempt(left - 1);
+            if ((error.code === "conflict" || (fromKnown && error.code === "deleted")) && left > 0) return attempt(left - 1);
             if (error.code === "conflict") {
               return errAsync(
                 new KeelError("conflict", `gave up updating ${key.join("/")} after ${retries + 1} conflicting tries`, {
@@ -52,6 +61,7 @@ export function updateDoc<T extends JsonValue>(
           });
       });
     });
+  };
   return attempt(retries);
 }
 

@@ -76,6 +76,7 @@ export function writeCapsule(
   record: TurnRecord,
   existedBefore: boolean,
   fence: Fence | undefined,
+  known?: { doc: Doc | undefined },
 ): ResultAsync<CapsuleWrite, KeelError> {
   const state: CapsuleWrite = { capsule: undefined, deletedDuringTurn: false, truncated: [] };
   return updateDoc<JsonValue>(
@@ -94,6 +95,6 @@ export function writeCapsule(
       state.capsule = bounded.capsule;
       return bounded.capsule as unknown as JsonValue;
     },
-    fence ? { fence } : {},
+    { ...(fence ? { fence } : {}), ...(known ? { known } : {}) },
   ).map(() => (state.deletedDuringTurn ? { ...state, capsule: undefined } : state));
 }

@@ -1,5 +1,5 @@
 import { KeelError, validate } from "@keel/core";
-import type { Fence } from "@keel/store";
+import type { Doc, Fence } from "@keel/store";
 import { ResultAsync, errAsync, okAsync } from "neverthrow";
 import type { Capsule } from "../capsule-schema.js";
 import type { TurnRecord } from "../capsule-update.js";
@@ -77,6 +77,8 @@ function runFreshTurn(context: TurnContext, turn: Turn, execute: Execute): Resul
 interface TurnReads {
   capsule: Capsule | null;
   capsuleExisted: boolean;
+  /** The capsule document as read at the start of the turn, when it could be read. */
+  capsuleDoc: { doc: Doc | undefined } | undefined;
   checkpointExisted: boolean;
   checkpointVersion: number | null;
 }
@@ -94,21 +96,21 @@ function readState(context: TurnContext, turn: Turn, sink: WarningSink): ResultA
             message: `the capsule at ${turn.capsulePath} is gone (deleted?); the role starts a new thread and a new capsule`,
           });
         }
-        return { capsule: null, capsuleExisted: false };
+        return { capsule: null, capsuleExisted: false, capsuleDoc: { doc: undefined } };
       }
       context.knownCapsules.add(turn.capsulePath);
       const parsed = parseCapsuleValue(doc, turn.missionId, turn.role);
       if (parsed.isErr()) {
         // It exists but is not a valid capsule of this role: ignored now, replaced when the turn saves.
         sink.warn("capsule", "read", parsed.error);
-        return { capsule: null, capsuleExisted: true };
+        return { capsule: null, capsuleExisted: true, capsuleDoc: { doc } };
       }
-      return { capsule: parsed.value, capsuleExisted: true };
+      return { capsule: parsed.value, capsuleExisted: true, capsuleDoc: { doc } };
     },
     (error) => {
       // Unreadable: whether it exists is unknown, so a missing one at save time is created.
       sink.warn("capsule", "read", error);
-      return { capsule: null, capsuleExisted: false };
+      return { capsule: null, capsuleExisted: false, capsuleDoc: undefined };
     },
   );
   const checkpointRead = readCheckpoint(docs, turn.missionId).match(
@@ -269,7 +271,7 @@ function saveCheckpointItems(context: TurnContext, turn: Turn, finished: Finishe
 function saveCapsule(context: TurnContext, turn: Turn, finished: FinishedTurn, record: TurnRecord): ResultAsync<number, never> {
   const { sink, plan } = finished;
   return settle(
-    writeCapsule(context.store.docs, record, finished.reads.capsuleExisted, finished.fence),
+    writeCapsule(context.store.docs, record, finished.reads.capsuleExisted, finished.fence, finished.reads.capsuleDoc),
     (written) => {
       if (written.deletedDuringTurn) {
         sink.warn("capsule", "write", {
