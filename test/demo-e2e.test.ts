@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { KeelEvent, RoleSessionTurnEvent } from "@keel/core";
 import { analyzeEvents, readEventsJsonl } from "@keel/telemetry";
 import { describe, expect, it } from "vitest";
-import { runKeel } from "./support/run-ts.js";
+import { repoRoot, runKeel } from "./support/run-ts.js";
 
 const turnsOf = (events: readonly KeelEvent[], missionId: string, role: string) =>
   events.filter((event): event is RoleSessionTurnEvent => event.type === "role.session.turn" && event.missionId === missionId && event.role === role);
@@ -20,6 +20,11 @@ describe("keel demo, end to end", () => {
     expect(demo.code).toBe(0);
     expect(demo.stdout).toMatch(/\[rolling\]\s+round\s+7\s+reviewer\s+rotated \(max_turns\)/);
     expect(demo.stdout).toContain("Reviewer verdicts agree on 8 of 8 matched rounds.");
+    // The table the README shows is the table the demo prints.
+    const readme = await readFile(join(repoRoot, "README.md"), "utf8");
+    const shown = readme.split("\n").filter((line) => /^(policy|fresh|mission|rolling) +(turns|\d+) /.test(line));
+    expect(shown).toHaveLength(4);
+    for (const line of shown) expect(demo.stdout).toContain(line);
     expect(existsSync(join(dir, "report.html"))).toBe(true);
     expect(existsSync(join(dir, "store", "missions", "demo-rolling", "role-sessions", "reviewer.json"))).toBe(true);
 
