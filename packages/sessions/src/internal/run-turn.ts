@@ -45,27 +45,32 @@ export function runTurn(context: TurnContext, request: unknown, execute: Execute
   return context.leaseKeeper.run(roleLeaseName(turn.missionId, turn.role), (fence) => runStatefulTurn(context, turn, execute, fence));
 }
 
-/** The `fresh` policy: no capsule is read or written; the turn number is kept in this process only. */
-function runFreshTurn(context: TurnContext, turn: Turn, execute: Execute): ResultAsync<TurnResult, KeelError> {
-  const number = (context.freshTurns.get(turn.capsulePath) ?? 0) + 1;
+/** The plan of a turn: the pure session decision over the capsule (or none), as the host's `execute` receives it. */
+function planTurn(context: TurnContext, turn: Turn, capsule: Capsule | null, number: number): TurnPlan {
   const decision = decideSessionAction({
     policy: context.policy,
     limits: context.limits,
-    capsule: null,
+    capsule,
     request: turn.conditions,
     capabilities: { resume: turn.conditions.backend.resumable },
   });
-  const plan: TurnPlan = {
+  return {
     missionId: turn.missionId,
     role: turn.role,
     policy: decision.policy,
     action: decision.action,
     reason: decision.reason,
-    threadId: null,
-    capsule: null,
+    threadId: decision.threadId,
+    capsule: decision.action === "resumed" ? null : capsule,
     capsulePath: turn.capsulePath,
     turn: number,
   };
+}
+
+/** The `fresh` policy: no capsule is read or written; the turn number is kept in this process only. */
+function runFreshTurn(context: TurnContext, turn: Turn, execute: Execute): ResultAsync<TurnResult, KeelError> {
+  const number = (context.freshTurns.get(turn.capsulePath) ?? 0) + 1;
+  const plan = planTurn(context, turn, null, number);
   return callExecute(execute, plan).map((outcome) => {
     context.freshTurns.set(turn.capsulePath, Math.max(number, context.freshTurns.get(turn.capsulePath) ?? 0));
     emitTurn(context, turn, plan, outcome, false);
@@ -141,24 +146,7 @@ function readState(context: TurnContext, turn: Turn, sink: WarningSink): ResultA
 function runStatefulTurn(context: TurnContext, turn: Turn, execute: Execute, fence: Fence): ResultAsync<TurnResult, KeelError> {
   const sink = createWarningSink(context, turn.missionId, turn.role);
   return readState(context, turn, sink).andThen((reads) => {
-    const decision = decideSessionAction({
-      policy: context.policy,
-      limits: context.limits,
-      capsule: reads.capsule,
-      request: turn.conditions,
-      capabilities: { resume: turn.conditions.backend.resumable },
-    });
-    const plan: TurnPlan = {
-      missionId: turn.missionId,
-      role: turn.role,
-      policy: decision.policy,
-      action: decision.action,
-      reason: decision.reason,
-      threadId: decision.threadId,
-      capsule: decision.action === "resumed" ? null : reads.capsule,
-      capsulePath: turn.capsulePath,
-      turn: (reads.capsule?.counters.totalTurns ?? 0) + 1,
-    };
+    const plan = planTurn(context, turn, reads.capsule, (reads.capsule?.counters.totalTurns ?? 0) + 1);
     return ResultAsync.fromSafePromise(executeWithRetry(execute, plan, reads.capsule)).andThen(({ finalPlan, result, resumeFailed }) => {
       const finished: FinishedTurn = {
         reads,
