@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createFsStore } from "./index.js";
 import { nodeFsIo, type FsIo } from "./internal/fs-io.js";
 import { openFsStore } from "./internal/open-fs-store.js";
+import { errOf as failure, okValue as value } from "@keel/testkit";
 
 type Call = keyof FsIo;
 /** Decides, for each call, whether it fails and with which errno (or does something else by itself). */
@@ -52,18 +53,6 @@ function setup(rule: Rule) {
   const store = openFsStore({ dir }, io);
   stores.push(store);
   return { dir, io, store, overrides, arm: (on = true) => void (armed = on) };
-}
-
-async function value<T>(outcome: ResultAsync<T, KeelError>): Promise<T> {
-  const result = await outcome;
-  if (result.isErr()) throw new Error(`expected success, got ${result.error.code}: ${result.error.message}`);
-  return result.value;
-}
-
-async function failure<T>(outcome: ResultAsync<T, KeelError>): Promise<KeelError> {
-  const result = await outcome;
-  if (result.isOk()) throw new Error(`expected an error, got ${JSON.stringify(result.value)}`);
-  return result.error;
 }
 
 function leftovers(dir: string): string[] {

@@ -1,14 +1,14 @@
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { createManualClock, type KeelError } from "@keel/core";
+import { createManualClock } from "@keel/core";
 import type { KeelStore } from "@keel/store";
-import type { ResultAsync } from "neverthrow";
 import { afterEach, describe, expect, it } from "vitest";
 import type { FsStoreOptions } from "./fs-store-options.js";
 import { nodeFsIo, type FsIo } from "./internal/fs-io.js";
 import { EPOCH_SPAN } from "./internal/lease-epoch.js";
 import { openFsStore } from "./internal/open-fs-store.js";
+import { errOf as failure, okValue as value } from "@keel/testkit";
 
 const BOOT_ID_FILE = "/proc/sys/kernel/random/boot_id";
 
@@ -70,18 +70,6 @@ function open(dir: string, io: FsIo, options: Omit<FsStoreOptions, "dir"> = {}):
   const store = openFsStore({ dir, ...options }, io);
   stores.push(store);
   return store;
-}
-
-async function value<T>(outcome: ResultAsync<T, KeelError>): Promise<T> {
-  const result = await outcome;
-  if (result.isErr()) throw new Error(`expected success, got ${result.error.code}: ${result.error.message}`);
-  return result.value;
-}
-
-async function failure<T>(outcome: ResultAsync<T, KeelError>): Promise<KeelError> {
-  const result = await outcome;
-  if (result.isOk()) throw new Error(`expected an error, got ${JSON.stringify(result.value)}`);
-  return result.error;
 }
 
 const leaseFile = (dir: string, name: string) => path.join(dir, "_keel", "leases", `${name}.json`);

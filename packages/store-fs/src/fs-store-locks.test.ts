@@ -2,14 +2,13 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import path from "node:path";
-import type { KeelError } from "@keel/core";
 import { updateDoc, type KeelStore } from "@keel/store";
-import type { ResultAsync } from "neverthrow";
 import { afterEach, describe, expect, it } from "vitest";
 import { createFsStore, type FsStoreOptions, type FsStoreWarning } from "./index.js";
 import { nodeFsIo } from "./internal/fs-io.js";
 import { createLockManager, heldEntry, hostTag } from "./internal/fs-lock.js";
 import { storePaths } from "./internal/fs-paths.js";
+import { errOf as failure, okValue as value } from "@keel/testkit";
 
 const made: string[] = [];
 const stores: KeelStore[] = [];
@@ -46,18 +45,6 @@ function livePid(): number {
   const child = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60000)"], { stdio: "ignore" });
   children.push(child);
   return child.pid!;
-}
-
-async function value<T>(outcome: ResultAsync<T, KeelError>): Promise<T> {
-  const result = await outcome;
-  if (result.isErr()) throw new Error(`expected success, got ${result.error.code}: ${result.error.message}`);
-  return result.value;
-}
-
-async function failure<T>(outcome: ResultAsync<T, KeelError>): Promise<KeelError> {
-  const result = await outcome;
-  if (result.isOk()) throw new Error(`expected an error, got ${JSON.stringify(result.value)}`);
-  return result.error;
 }
 
 describe("locks", () => {

@@ -4,10 +4,11 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { KeelError } from "@keel/core";
 import type { KeelStore } from "@keel/store";
-import type { Result, ResultAsync } from "neverthrow";
+import type { ResultAsync } from "neverthrow";
 import { afterEach, describe, expect, it } from "vitest";
 import { createFsStore, type FsStoreOptions, type FsStoreWarning } from "./index.js";
 import { encodeRecordLine } from "./internal/log-format.js";
+import { errOf as failure, okValue as value } from "@keel/testkit";
 
 const made: string[] = [];
 const stores: KeelStore[] = [];
@@ -29,18 +30,6 @@ afterEach(async () => {
   for (const store of stores.splice(0)) await store.close();
   for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
-
-async function value<T>(outcome: ResultAsync<T, KeelError> | Result<T, KeelError>): Promise<T> {
-  const result = await outcome;
-  if (result.isErr()) throw new Error(`expected success, got ${result.error.code}: ${result.error.message}`);
-  return result.value;
-}
-
-async function failure<T>(outcome: ResultAsync<T, KeelError>): Promise<KeelError> {
-  const result = await outcome;
-  if (result.isOk()) throw new Error(`expected an error, got ${JSON.stringify(result.value)}`);
-  return result.error;
-}
 
 /** Every file under `dir`, relative, sorted. */
 function filesUnder(dir: string): string[] {

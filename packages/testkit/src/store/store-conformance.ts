@@ -1,7 +1,7 @@
 import type { KeelError } from "@keel/core";
 import { updateDoc, type KeelStore, type Lease } from "@keel/store";
-import type { Result, ResultAsync } from "neverthrow";
 import { afterEach, describe, expect, it } from "vitest";
+import { errOf, okValue, type AnyResult } from "../result-assertions.js";
 
 /** What {@link describeStoreConformance} needs to test an adapter. */
 export interface StoreConformanceTarget {
@@ -15,19 +15,8 @@ export interface StoreConformanceTarget {
   shortTtlMs?: number;
 }
 
-type Outcome<T> = Result<T, KeelError> | ResultAsync<T, KeelError>;
-
-async function value<T>(outcome: Outcome<T>): Promise<T> {
-  const result = await outcome;
-  if (result.isErr()) throw new Error(`expected success, got ${result.error.code}: ${result.error.message}`);
-  return result.value;
-}
-
-async function code<T>(outcome: Outcome<T>): Promise<string> {
-  const result = await outcome;
-  if (result.isOk()) throw new Error(`expected an error, got success: ${JSON.stringify(result.value)}`);
-  return result.error.code;
-}
+const value = okValue;
+const code = async <T>(outcome: AnyResult<T>): Promise<string> => (await errOf(outcome)).code;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
