@@ -4,7 +4,7 @@ export { KeelOptionsSchema } from "./keel-options.js";
 export type { KeelOptions, RuntimeBudgetOptions } from "./keel-options.js";
 export { REPORT_FORMAT, buildRolePrompt, readReportLines } from "./prompt-builder.js";
 export type { PromptCapsule, ReportLines, RolePrompt, RolePromptInput } from "./prompt-builder.js";
-export { RoleTurnInputSchema, inputTokensOf } from "./role-turn.js";
+export { RoleTurnInputSchema } from "./role-turn.js";
 export type { RoleTurnInput, RoleTurnResult, RuntimeWarning } from "./role-turn.js";
 export { createRoundRunner, readVerdict } from "./round.js";
 export type { RoundContext, RoundInput, RoundResult, RoundRoleInput } from "./round.js";

@@ -1,8 +1,7 @@
-import { totalInputTokens, type Usage } from "@keel/core";
-import type { TurnPlan } from "@keel/sessions";
+import type { Usage } from "@keel/core";
+import type { SessionWarning, TurnPlan } from "@keel/sessions";
 import type { SkillDeliveryMode } from "@keel/skills";
 import { z } from "zod";
-import type { SessionWarning } from "@keel/sessions";
 
 /** What {@link Keel.runRoleTurn} is asked. */
 export interface RoleTurnInput {
@@ -60,6 +59,3 @@ export interface RoleTurnResult {
 
 /** A warning of the runtime: a session persistence warning, or a budget settlement problem. */
 export type RuntimeWarning = SessionWarning | { target: "budget" | "skills"; operation: string; code: string; message: string };
-
-/** The total input tokens of a usage (re-exported convenience). */
-export const inputTokensOf = (usage: Usage | null): number | null => totalInputTokens(usage);

@@ -93,10 +93,8 @@ export function runDemo(options: DemoOptions): ResultAsync<DemoOutcome, KeelErro
           const keel = createKeel({ store, backends: [backend], policy, events, cwd: files.workspace, turnTimeoutMs: 600_000 });
           try {
             await unwrap(keel.sessions.initMissionCheckpoint(missionId));
-            const progress = await unwrap(
-              updateDoc<{ lastRound: number }>(store.docs, ["demo", missionId], (current) => current?.value ?? { lastRound: 0 }),
-            );
-            const first = (progress?.value.lastRound ?? 0) + 1;
+            const progress = await unwrap(store.docs.get(["demo", missionId]));
+            const first = ((progress?.value as { lastRound?: number } | undefined)?.lastRound ?? 0) + 1;
             for (let round = first; round < first + options.rounds; round++) {
               roundOf.set(missionId, round);
               await unwrap(
