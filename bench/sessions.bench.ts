@@ -14,7 +14,7 @@ import { afterAll, bench, describe } from "vitest";
  * backend call is instant here, so everything measured is Keel's. Targets: at most 2 durable
  * document writes per turn (capsule + checkpoint items) and at most 1.5× the floor. The capsule
  * write is fenced by the role's lease, so a fenced put is measured too; the write counts per
- * turn are printed first.
+ * turn are printed first, then the fs comparison after a pause (see {@link afterPauses}).
  */
 
 /** Counts the durable writes a store is asked for (document puts and deletes, lease acquire and release). */
@@ -102,6 +102,43 @@ for (const name of ["memory", "fs"] as const) {
     );
   }
 }
+
+/**
+ * The same comparison on the fs store with a pause before every measured call. Back to back (the
+ * rows vitest prints) a put follows a put within microseconds; on a VM the disk path and the CPU
+ * stay hot then, and any work between two fsyncs (which a turn does) slows the next one. A real
+ * turn's bookkeeping always follows a backend call of seconds, so each figure here is the median
+ * of single calls measured after the same pause, interleaved (bare put, turn, bare put, …).
+ */
+async function afterPauses(): Promise<void> {
+  const { rolling, kept, fence } = prepared.fs;
+  const tasks: [string, () => Promise<void>][] = [
+    ["bare durable put (floor)", () => barePut(stores.fs)],
+    ["fenced durable put", () => barePut(stores.fs, fence)],
+    ["runTurn, lease taken per turn (default)", async () => void (await rolling.runTurn(request, plain))._unsafeUnwrap()],
+    ["runTurn, lease kept between turns", async () => void (await kept.runTurn({ ...request, role: "kept" }, plain))._unsafeUnwrap()],
+  ];
+  const median = (values: number[]) => [...values].sort((left, right) => left - right)[values.length >> 1]!;
+  const rows: string[] = [];
+  for (const [pauseMs, rounds] of [[2, 600], [20, 150]] as const) {
+    const samples = tasks.map((): number[] => []);
+    for (let round = 0; round < rounds; round++) {
+      for (const [index, [, task]] of tasks.entries()) {
+        await new Promise((resolve) => setTimeout(resolve, pauseMs));
+        const started = performance.now();
+        await task();
+        samples[index]!.push(performance.now() - started);
+      }
+    }
+    const floor = median(samples[0]!);
+    for (const [index, [label]] of tasks.entries()) {
+      const value = median(samples[index]!);
+      rows.push(`  after ${String(pauseMs).padStart(2)} ms | ${label.padEnd(40)} | ${value.toFixed(3)} ms | ${(value / floor).toFixed(2)}× the floor`);
+    }
+  }
+  console.log(`[sessions bench] fs store, medians of single calls after a pause:\n${rows.join("\n")}`);
+}
+await afterPauses();
 
 for (const name of ["memory", "fs"] as const) {
   const store = stores[name];

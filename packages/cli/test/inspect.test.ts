@@ -47,7 +47,7 @@ describe("keel inspect on a store written by the real packages", () => {
     const io = captureIo();
     expect(await runCli(["inspect", storeDir], io)).toBe(0);
     const text = io.out;
-    expect(text).toContain(`Keel store ${storeDir} (layout 1)`);
+    expect(text).toContain(`Keel store ${storeDir} (layout 2)`);
     expect(text).toMatch(/├─ missions \(1\)\n│  └─ mission m1\n/);
     expect(text).toMatch(/checkpoint v\d+: 2 roles/);
     expect(text).toContain("engineer: 1 open item (turn 3)");

@@ -1,4 +1,4 @@
-import { canonicalJson, utf8Bytes } from "@keel/core";
+import { utf8Bytes } from "@keel/core";
 import { CAPSULE_LIMITS, type Capsule } from "./capsule-schema.js";
 
 /** Every truncation marker starts with this text. */
@@ -66,7 +66,8 @@ function listMarker(dropped: number): string {
   return `${TRUNCATION_MARKER} ${dropped} earlier entries dropped]`;
 }
 
-const jsonBytes = (value: unknown) => utf8Bytes(canonicalJson(value));
+// Key order does not change a JSON text's length: plain JSON.stringify measures what the store writes.
+const jsonBytes = (value: unknown) => utf8Bytes(JSON.stringify(value) ?? "null");
 
 /**
  * Brings a capsule within {@link CAPSULE_LIMITS}: each text and list is cut to its own bound, and
@@ -76,7 +77,8 @@ const jsonBytes = (value: unknown) => utf8Bytes(canonicalJson(value));
  */
 export function boundCapsule(candidate: Capsule): BoundedCapsule {
   const truncated = new Set<TruncatableField>();
-  const capsule: Capsule = structuredClone(candidate);
+  // Fields are replaced, never changed in place: a shallow copy leaves the candidate as it was.
+  const capsule: Capsule = { ...candidate };
   const setText = (field: "repositoryMap" | "decisiveOutput", maxBytes: number) => {
     const value = capsule[field];
     if (value === null) return;

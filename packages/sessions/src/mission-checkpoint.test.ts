@@ -94,3 +94,18 @@ describe("initMissionCheckpoint", () => {
     expect(Object.keys(final.checkpoint.roles).sort()).toEqual([...roles].sort());
   });
 });
+
+describe("the checkpoint a turn reads", () => {
+  it("is validated again once another writer replaced it, even after this instance saw it valid", async () => {
+    const store = createMemoryStore();
+    const sessions = createRoleSessions({ store, policy: "rolling" });
+    (await sessions.initMissionCheckpoint("m1"))._unsafeUnwrap();
+    const plain: Execute = () => okAsync({ text: "ok", threadId: "t", usage: null, promptBytes: 1 });
+    expect((await sessions.runTurn(request("planner"), plain))._unsafeUnwrap().warnings).toEqual([]);
+    const key = ["missions", "m1", "checkpoint"];
+    const doc = (await store.docs.get(key))._unsafeUnwrap()!;
+    (await store.docs.put(key, { ...(doc.value as object), roles: "not roles" }, { expectedVersion: doc.version }))._unsafeUnwrap();
+    const next = (await sessions.runTurn(request("planner"), plain))._unsafeUnwrap();
+    expect(next.warnings).toEqual([expect.objectContaining({ target: "checkpoint", operation: "read", code: "corrupt" })]);
+  });
+});

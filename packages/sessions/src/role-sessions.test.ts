@@ -94,6 +94,19 @@ describe("runTurn", () => {
     expect(capsule.thread.threadId).toBe("thread-3");
   });
 
+  it("hands plans a copy of the capsule: a host that changes one changes nothing a later turn sees", async () => {
+    const { sessions } = setup({ policy: "rolling", limits: { maxTurns: 1 } });
+    const { execute, plans } = provider();
+    const first = (await sessions.runTurn(request, execute))._unsafeUnwrap();
+    const second = (await sessions.runTurn(request, execute))._unsafeUnwrap();
+    expect(second.plan).toMatchObject({ action: "rotated", reason: "max_turns" });
+    second.plan.capsule!.decisiveOutput = "changed by the host";
+    second.plan.capsule!.counters.totalTurns = 99;
+    (await sessions.runTurn(request, execute))._unsafeUnwrap();
+    expect(plans[2]!.capsule).toMatchObject({ decisiveOutput: "output of turn 2", counters: { totalTurns: 2 } });
+    expect(first.plan.capsule).toBeNull();
+  });
+
   it("rotates when the observed input tokens reach maxInputTokens", async () => {
     const { sessions } = setup({ policy: "rolling", limits: { maxInputTokens: 1_000 } });
     const { execute, plans } = provider(300);

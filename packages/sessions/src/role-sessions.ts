@@ -5,6 +5,7 @@ import { z } from "zod";
 import type { Capsule } from "./capsule-schema.js";
 import { readHandoffRecord, writeHandoffRecord, type Handoff, type HandoffRecord } from "./handoff.js";
 import { readCapsuleDoc } from "./internal/capsule-io.js";
+import { createDocMemo } from "./internal/doc-memo.js";
 import { createLeaseKeeper } from "./internal/role-lease.js";
 import { runTurn } from "./internal/run-turn.js";
 import type { TurnContext } from "./internal/turn-context.js";
@@ -165,6 +166,8 @@ export function createRoleSessions(options: RoleSessionsOptions): RoleSessions {
     }),
     knownCapsules: new Set(),
     freshTurns: new Map(),
+    capsules: createDocMemo(),
+    checkpoints: createDocMemo(),
   };
   const docs = options.store.docs;
 

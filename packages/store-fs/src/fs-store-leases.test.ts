@@ -1,4 +1,5 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync, type Dirent } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createManualClock } from "@keel/core";
@@ -27,35 +28,37 @@ function tempDir(): string {
 
 /**
  * The real file system, with this machine's boot id chosen by the test (a "reboot" is a new
- * id), fsyncs counted, and the next read of a lease file torn on request (as a read racing an
- * in-place rewrite can be).
+ * id), fsyncs and renames counted, and the next listing of a lease directory shown with a second,
+ * made-up entry on request (as a listing that races a rename can show the old and the new name).
  */
 function testIo(boot: { id: string }) {
-  const counts = { fsync: 0 };
-  const leaseFds = new Set<number>();
-  const state = { tearNextLeaseRead: false };
+  const counts = { fsync: 0, rename: 0, leaseLockRenames: 0 };
+  const state: { doubleNextListing: boolean; fsyncGate: { reached: () => void; opened: Promise<void> } | undefined } = { doubleNextListing: false, fsyncGate: undefined };
   const io: FsIo = {
     ...nodeFsIo,
     readFileSync: (file) => (file === BOOT_ID_FILE ? Buffer.from(`${boot.id}\n`) : nodeFsIo.readFileSync(file)),
-    openSync: (file, flags, mode) => {
-      const fd = nodeFsIo.openSync(file, flags, mode);
-      if (file.includes(`${path.sep}leases${path.sep}`)) leaseFds.add(fd);
-      return fd;
-    },
-    closeSync: (fd) => {
-      leaseFds.delete(fd);
-      nodeFsIo.closeSync(fd);
-    },
-    readSync: (fd, buffer, offset, length, position) => {
-      const count = nodeFsIo.readSync(fd, buffer, offset, length, position);
-      if (state.tearNextLeaseRead && leaseFds.has(fd) && count > 40) {
-        state.tearNextLeaseRead = false;
-        buffer[offset + 30] = "#".charCodeAt(0);
+    readdirSync: (directory) => {
+      const entries = nodeFsIo.readdirSync(directory);
+      if (state.doubleNextListing && directory.includes(`${path.sep}leases${path.sep}`) && entries.length === 1) {
+        state.doubleNextListing = false;
+        const ghost = Object.assign(Object.create(Object.getPrototypeOf(entries[0]!) as object) as Dirent, entries[0]!, { name: "1.1.Z2hvc3Q" });
+        return [entries[0]!, ghost];
       }
-      return count;
+      return entries;
     },
-    fsync: (fd) => {
+    renameSync: (from, to) => {
+      nodeFsIo.renameSync(from, to);
+      counts.rename++;
+      if (from.includes(`${path.sep}locks${path.sep}lease-`)) counts.leaseLockRenames++;
+    },
+    fsync: async (fd) => {
       counts.fsync++;
+      const gate = state.fsyncGate;
+      if (gate) {
+        state.fsyncGate = undefined;
+        gate.reached();
+        await gate.opened;
+      }
       return nodeFsIo.fsync(fd);
     },
     fdatasync: (fd) => {
@@ -72,47 +75,162 @@ function open(dir: string, io: FsIo, options: Omit<FsStoreOptions, "dir"> = {}):
   return store;
 }
 
-const leaseFile = (dir: string, name: string) => path.join(dir, "_keel", "leases", `${name}.json`);
+const leaseDirectory = (dir: string, name: string) => path.join(dir, "_keel", "leases", name);
+/** The one entry of a lease directory. */
+const entryOf = (dir: string, name: string) => {
+  const entries = readdirSync(leaseDirectory(dir, name));
+  expect(entries).toHaveLength(1);
+  return entries[0]!;
+};
+const code = (holder: string) => Buffer.from(holder).toString("base64url");
 
-describe("lease state without fsync", () => {
-  it("creates a lease file durably once, then rewrites it in place without fsync, one readable JSON object", async () => {
+describe("lease state as one directory entry, changed by rename", () => {
+  it("creates a lease directory durably once, then changes its state by renaming its one entry, without fsync", async () => {
     const dir = tempDir();
     const { io, counts } = testIo({ id: "boot-a" });
     const store = open(dir, io);
     const first = await value(store.leases.acquire("l", "alice", { ttlMs: 60_000 }));
-    const file = leaseFile(dir, "l");
-    const inode = statSync(file).ino;
+    const directory = leaseDirectory(dir, "l");
+    const inode = statSync(directory).ino;
+    expect(entryOf(dir, "l")).toBe(`${first.token}.${first.expiresAt}.${code("alice")}`);
     const fsyncs = counts.fsync;
     await value(store.leases.release(first));
+    expect(entryOf(dir, "l")).toBe(`${first.token}.0.${code("alice")}`);
     const second = await value(store.leases.acquire("l", "bob", { ttlMs: 60_000 }));
     const renewed = await value(store.leases.renew(second, { ttlMs: 30_000 }));
     expect(counts.fsync).toBe(fsyncs);
-    expect(statSync(file).ino).toBe(inode);
-    // "bob" is shorter than "alice": the rest of the old text is overwritten with spaces.
-    expect(JSON.parse(readFileSync(file, "utf8"))).toMatchObject({ format: "keel.lease.v1", name: "l", holder: "bob", token: second.token, expiresAt: renewed.expiresAt });
+    expect(statSync(directory).ino).toBe(inode);
+    expect(entryOf(dir, "l")).toBe(`${second.token}.${renewed.expiresAt}.${code("bob")}`);
     expect(await value(store.leases.current("l"))).toEqual(renewed);
-
-    // A state that does not fit (a longer holder) replaces the file, durably.
-    await value(store.leases.release(renewed));
-    const longer = await value(store.leases.acquire("l", "a-holder-with-a-much-longer-name", { ttlMs: 60_000 }));
-    expect(counts.fsync).toBeGreaterThan(fsyncs);
-    expect(JSON.parse(readFileSync(file, "utf8"))).toMatchObject({ holder: "a-holder-with-a-much-longer-name", token: longer.token });
-    expect(longer.token).toBe(second.token + 1);
+    // Another instance (nothing remembered) reads the same state from the directory.
+    expect(await value(open(dir, io).leases.current("l"))).toEqual(renewed);
   });
 
-  it("reads a lease again under its lock when a lock-free read saw a torn rewrite, and only real damage is corrupt", async () => {
+  it("keeps a long holder's name in a file of its own, written durably once, and reads it back in another instance", async () => {
+    const dir = tempDir();
+    const { io, counts } = testIo({ id: "boot-a" });
+    const store = open(dir, io);
+    await value(store.leases.current("warm-up"));
+    const holder = `h-${"é".repeat(250)}`;
+    const fsyncs = counts.fsync;
+    const lease = await value(store.leases.acquire("l", holder, { ttlMs: 60_000 }));
+    expect(counts.fsync).toBeGreaterThan(fsyncs);
+    expect(entryOf(dir, "l")).toMatch(new RegExp(`^${lease.token}\\.${lease.expiresAt}\\.~[0-9a-f]{40}$`));
+    expect(await value(open(dir, io).leases.current("l"))).toEqual(lease);
+    const holders = path.join(dir, "_keel", "lease-holders");
+    const [file] = readdirSync(holders);
+    expect(readFileSync(path.join(holders, file!), "utf8")).toBe(holder);
+    // A damaged holder file is corrupt, never a wrong holder.
+    writeFileSync(path.join(holders, file!), "mallory");
+    expect((await failure(open(dir, io).leases.current("l"))).code).toBe("corrupt");
+  });
+
+  it("reads a listing again when it saw a rename half-way, and only a directory that keeps two entries is corrupt", async () => {
+    const dir = tempDir();
+    const { io, state } = testIo({ id: "boot-a" });
+    const lease = await value(open(dir, io).leases.acquire("l", "alice", { ttlMs: 60_000 }));
+    state.doubleNextListing = true;
+    expect(await value(open(dir, io).leases.current("l"))).toEqual(lease);
+    expect(state.doubleNextListing).toBe(false);
+    writeFileSync(path.join(leaseDirectory(dir, "l"), "1.1.bWFsbG9yeQ"), "");
+    const store = open(dir, io);
+    expect((await failure(store.leases.current("l"))).code).toBe("corrupt");
+    expect((await failure(store.leases.acquire("l", "bob", { ttlMs: 60_000 }))).code).toBe("corrupt");
+  });
+
+  it("lets exactly one of two instances win a free lease: the loser's rename fails and it decides again", async () => {
+    const dir = tempDir();
+    const { io } = testIo({ id: "boot-a" });
+    const [a, b] = [open(dir, io), open(dir, io)];
+    // Both instances remember the free state, so both try to rename it at once.
+    await value(a.leases.release(await value(a.leases.acquire("l", "seed", { ttlMs: 60_000 }))));
+    await value(b.leases.current("l"));
+    const results = await Promise.all([a.leases.acquire("l", "alice", { ttlMs: 60_000 }), b.leases.acquire("l", "bob", { ttlMs: 60_000 })]);
+    const won = results.filter((result) => result.isOk());
+    expect(won).toHaveLength(1);
+    expect(results.find((result) => result.isErr())?._unsafeUnwrapErr().code).toBe("lease_held");
+    expect(await value(a.leases.current("l"))).toEqual(won[0]!._unsafeUnwrap());
+  });
+});
+
+describe("fenced document writes", () => {
+  it("check a lease this instance holds without its cross-process lock; a near expiry, another's lease or a lost one take the lock", async () => {
+    const dir = tempDir();
+    const clock = createManualClock();
+    const { io, counts } = testIo({ id: "boot-a" });
+    const store = open(dir, io, { clock, lockStaleMs: 10_000 });
+    const lease = await value(store.leases.acquire("l", "alice", { ttlMs: 60_000 }));
+    const fence = { lease: "l", token: lease.token };
+    const before = counts.leaseLockRenames;
+    await value(store.docs.put(["d"], 1, { create: true, fence }));
+    expect(counts.leaseLockRenames).toBe(before);
+    // Within lockStaleMs of expiry: the lock, so that no takeover slips in before the write lands.
+    clock.advance(55_000);
+    await value(store.docs.put(["d"], 2, { expectedVersion: 1, fence }));
+    expect(counts.leaseLockRenames).toBe(before + 2);
+    // Another instance did not acquire it: the lock.
+    const other = open(dir, io, { clock, lockStaleMs: 10_000 });
+    await value(other.docs.put(["d"], 3, { expectedVersion: 2, fence }));
+    expect(counts.leaseLockRenames).toBe(before + 4);
+    // Expired and taken over by another instance: the fence fails in both.
+    clock.advance(5_001);
+    const taken = await value(other.leases.acquire("l", "bob", { ttlMs: 60_000 }));
+    expect(taken.token).toBe(lease.token + 1);
+    expect((await failure(store.docs.put(["d"], 4, { expectedVersion: 3, fence }))).code).toBe("lease_lost");
+    expect((await failure(other.docs.put(["d"], 4, { expectedVersion: 3, fence }))).code).toBe("lease_lost");
+    expect(await value(store.docs.get(["d"]))).toMatchObject({ value: 3 });
+  });
+
+  it("a release in this process waits for a fenced write that passed its check, and the write after it fails", async () => {
     const dir = tempDir();
     const { io, state } = testIo({ id: "boot-a" });
     const store = open(dir, io);
     const lease = await value(store.leases.acquire("l", "alice", { ttlMs: 60_000 }));
-    state.tearNextLeaseRead = true;
-    expect(await value(store.leases.current("l"))).toEqual(lease);
-    expect(state.tearNextLeaseRead).toBe(false);
-    state.tearNextLeaseRead = true;
-    expect((await value(store.check())).problems).toEqual([]);
-    const file = leaseFile(dir, "l");
-    writeFileSync(file, readFileSync(file, "utf8").replace('"holder": "alice"', '"holder": "mallo"'));
-    expect((await failure(store.leases.current("l"))).code).toBe("corrupt");
+    const fence = { lease: "l", token: lease.token };
+    const order: string[] = [];
+    // Hold the write at its fsync: its fence was checked the fast way (no cross-process lock).
+    let openGate!: () => void;
+    const reached = new Promise<void>((resolve) => {
+      state.fsyncGate = { reached: resolve, opened: new Promise<void>((release) => (openGate = release)) };
+    });
+    const writing = store.docs.put(["d"], 1, { create: true, fence }).map((doc) => void order.push(`write v${doc.version}`));
+    await reached;
+    const releasing = store.leases.release(lease).map(() => void order.push("release"));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(order).toEqual([]);
+    openGate();
+    await value(writing);
+    await value(releasing);
+    expect(order).toEqual(["write v1", "release"]);
+    expect((await failure(store.docs.put(["d"], 2, { expectedVersion: 1, fence }))).code).toBe("lease_lost");
+  });
+});
+
+describe("stores of layout 1", () => {
+  it("move their lease files into lease directories when opened, keeping each state, and leave a damaged one for check()", async () => {
+    const dir = tempDir();
+    const leases = path.join(dir, "_keel", "leases");
+    mkdirSync(leases, { recursive: true });
+    writeFileSync(path.join(dir, "_keel", "store.json"), JSON.stringify({ format: "keel.fs-store", version: 1 }));
+    const { io } = testIo({ id: "boot-a" });
+    const boot = open(dir, io);
+    await value(boot.leases.current("epoch")); // the boot record of this boot (epoch 0)
+    await boot.close();
+    const legacy = (name: string, state: { holder: string; token: number; expiresAt: number }) => {
+      const checksum = `sha256:${createHash("sha256").update(`keel.lease.v1\n${name}\n${state.holder}\n${state.token}\n${state.expiresAt}`).digest("hex")}`;
+      return JSON.stringify({ format: "keel.lease.v1", name, ...state, checksum }, null, 2);
+    };
+    writeFileSync(path.join(dir, "_keel", "store.json"), JSON.stringify({ format: "keel.fs-store", version: 1 }));
+    const expiresAt = Date.now() + 60_000;
+    writeFileSync(path.join(leases, "held.json"), legacy("held", { holder: "alice", token: 7, expiresAt }));
+    writeFileSync(path.join(leases, "free.json"), legacy("free", { holder: "bob", token: 3, expiresAt: 0 }));
+    writeFileSync(path.join(leases, "broken.json"), legacy("broken", { holder: "carol", token: 2, expiresAt: 0 }).replace("carol", "carl!"));
+    const store = open(dir, io);
+    expect(JSON.parse(readFileSync(path.join(dir, "_keel", "store.json"), "utf8"))).toMatchObject({ version: 2 });
+    expect(await value(store.leases.current("held"))).toEqual({ name: "held", holder: "alice", token: 7, expiresAt });
+    expect((await value(store.leases.acquire("free", "dave", { ttlMs: 60_000 }))).token).toBe(4);
+    expect(existsSync(path.join(leases, "held.json"))).toBe(false);
+    expect((await value(store.check())).problems).toEqual([expect.objectContaining({ code: "corrupt", location: path.join(leases, "broken.json") })]);
   });
 });
 
@@ -124,17 +242,17 @@ describe("lease tokens across machine restarts", () => {
     const before = open(dir, io);
     const first = await value(before.leases.acquire("l", "alice", { ttlMs: 60_000 }));
     expect(first.token).toBe(1);
-    // What a power loss may roll the lease file back to: its changes since were never fsynced.
-    const onDisk = readFileSync(leaseFile(dir, "l"));
+    // What a power loss may roll the lease back to: its changes since were never fsynced.
+    const onDisk = entryOf(dir, "l");
     await value(before.leases.release(first));
     const second = await value(before.leases.acquire("l", "bob", { ttlMs: 60_000 }));
     expect(second.token).toBe(2);
     await value(before.docs.put(["d"], "bob's", { create: true, fence: { lease: "l", token: second.token } }));
     await before.close();
 
-    // The machine loses power: the lease file is back at alice's hold (not expired by the clock);
+    // The machine loses power: the lease is back at alice's hold (not expired by the clock);
     // the documents, fsynced, are not rolled back. Then the machine boots again.
-    writeFileSync(leaseFile(dir, "l"), onDisk);
+    renameSync(path.join(leaseDirectory(dir, "l"), entryOf(dir, "l")), path.join(leaseDirectory(dir, "l"), onDisk));
     boot.id = "boot-b";
     const after = open(dir, io);
     // A write right after the restart with the fence the rolled-back state names fails...

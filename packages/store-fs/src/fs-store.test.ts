@@ -310,7 +310,7 @@ describe("logs on disk", () => {
 });
 
 describe("leases on disk", () => {
-  it("keeps lease state in _keel/leases, durable across instances, and fails closed on a damaged file", async () => {
+  it("keeps each lease as one entry naming its state in _keel/leases/<name>/, durable across instances, and fails closed on damage", async () => {
     const dir = tempDir();
     const first = open(dir).store;
     const lease = await value(first.leases.acquire("mission.m1", "alice", { ttlMs: 60_000 }));
@@ -319,12 +319,14 @@ describe("leases on disk", () => {
     const second = open(dir).store;
     const next = await value(second.leases.acquire("mission.m1", "bob", { ttlMs: 60_000 }));
     expect(next.token).toBe(lease.token + 1);
-    const file = path.join(dir, "_keel", "leases", "mission.m1.json");
-    expect(JSON.parse(readFileSync(file, "utf8"))).toMatchObject({ format: "keel.lease.v1", name: "mission.m1", holder: "bob", token: next.token });
-    writeFileSync(file, readFileSync(file, "utf8").replace('"holder": "bob"', '"holder": "eve"'));
-    expect((await failure(second.leases.current("mission.m1"))).code).toBe("corrupt");
-    expect((await failure(second.docs.put(["d"], 1, { create: true, fence: { lease: "mission.m1", token: next.token } }))).code).toBe("corrupt");
-    expect((await value(second.check())).problems).toEqual([expect.objectContaining({ code: "corrupt", location: file })]);
+    const directory = path.join(dir, "_keel", "leases", "mission.m1");
+    expect(readdirSync(directory)).toEqual([`${next.token}.${next.expiresAt}.${Buffer.from("bob").toString("base64url")}`]);
+    // A second entry is damage (the listing is read again first: a rename seen half-way is not).
+    writeFileSync(path.join(directory, `${next.token}.${next.expiresAt}.ZXZl`), "");
+    const third = open(dir).store;
+    expect((await failure(third.leases.current("mission.m1"))).code).toBe("corrupt");
+    expect((await failure(third.docs.put(["d"], 1, { create: true, fence: { lease: "mission.m1", token: next.token } }))).code).toBe("corrupt");
+    expect((await value(third.check())).problems).toEqual([expect.objectContaining({ code: "corrupt", location: directory })]);
   });
 });
 

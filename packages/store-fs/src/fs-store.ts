@@ -15,11 +15,11 @@ import { openFsStore } from "./internal/open-fs-store.js";
  *   `fdatasync` per group of concurrent appends; a torn last batch is cut before the next append,
  *   damage in the middle is `corrupt` with its byte offset.
  * - Every read-modify-write holds a per-key lock (a rename token in `<dir>/_keel/locks/`); a
- *   lock whose holder died is taken over at once, a hung one after `lockStaleMs`. Leases live in
- *   `<dir>/_keel/leases/`, judged by this host's clock.
- * - Lease changes are written in place without fsync: they survive any process crash, and a
- *   machine restart ends every lease of the earlier boot (its fences fail; the next token is
- *   above every earlier one, through a durable boot epoch in `<dir>/_keel/boot.json`).
+ *   lock whose holder died is taken over at once, a hung one after `lockStaleMs`. A lease is a
+ *   directory `<dir>/_keel/leases/<name>/` whose one entry names its state, judged by this host's clock.
+ * - A lease change is one rename of that entry (a compare-and-swap), not fsynced: it survives any
+ *   process crash, and a machine restart ends every lease of the earlier boot (its fences fail;
+ *   the next token is above every earlier one, through a durable boot epoch in `<dir>/_keel/boot.json`).
  *
  * Capabilities: scope `host`, durability `fsync` (of documents and logs). Not for network file systems (NFS, SMB) or for
  * processes on several hosts. Throws a `KeelError` at once for bad options (`invalid_input`), a

@@ -1,4 +1,4 @@
-import { KeelError, canonicalJson, findNonJson, isSafeName, parseSafeName, utf8Bytes, validate, type JsonValue } from "@keel/core";
+import { KeelError, canonicalJson, isSafeName, parseSafeName, utf8Bytes, validate, type JsonValue } from "@keel/core";
 import { err, ok, type Result } from "neverthrow";
 import { z } from "zod";
 import type { DeleteCondition, Fence, Key, LogRecordInput, PutCondition } from "./ports.js";
@@ -47,9 +47,14 @@ export function validateLeaseName(name: unknown): Result<string, KeelError> {
  * `too_large` and `invalid_input` are reported before anything is written.
  */
 export function encodeValue(value: unknown, maxBytes: number, what = "value"): Result<{ text: string; bytes: number }, KeelError> {
-  const problem = findNonJson(value);
-  if (problem) return err(new KeelError("invalid_input", `${what} is not plain JSON: ${problem}`, { details: { problem } }));
-  const text = canonicalJson(value);
+  let text: string;
+  try {
+    // canonicalJson checks the value itself (findNonJson): checked once, not twice.
+    text = canonicalJson(value);
+  } catch (error) {
+    const problem = KeelError.is(error, "invalid_input") ? String(error.details.problem ?? error.message) : String(error);
+    return err(new KeelError("invalid_input", `${what} is not plain JSON: ${problem}`, { details: { problem } }));
+  }
   const bytes = utf8Bytes(text);
   if (bytes > maxBytes) {
     return err(

@@ -57,6 +57,13 @@ export function observedInputTokens(outcome: TurnOutcome): number {
   return Math.ceil(outcome.promptBytes / 3);
 }
 
+/** The capsule a document holds when it is a valid capsule of the record's mission and role, else `null`. */
+function validCapsuleOf(doc: Doc | undefined, record: TurnRecord): Capsule | null {
+  if (!doc) return null;
+  const parsed = CapsuleSchema.safeParse(doc.value);
+  return parsed.success && parsed.data.missionId === record.missionId && parsed.data.role === record.role ? parsed.data : null;
+}
+
 /** What {@link writeCapsule} did. */
 export interface CapsuleWrite {
   /** The capsule as stored, or `undefined` when nothing was written. */
@@ -64,19 +71,22 @@ export interface CapsuleWrite {
   /** True when the capsule was deleted during the turn and so was not written again. */
   deletedDuringTurn: boolean;
   truncated: TruncatableField[];
+  /** The stored document's version and time, when it was written. */
+  stamp?: { version: number; updatedAt: string };
 }
 
 /**
  * Applies a turn to the role's capsule by CAS read-modify-write (retried from a fresh read on
  * conflict). A capsule that is no longer valid is replaced; one that existed when the turn began
- * but is gone now was deleted during the turn and is not brought back.
+ * but is gone now was deleted during the turn and is not brought back. `known` is the document
+ * as read at the turn's start, with the capsule parsed from it (`null`: not a valid capsule).
  */
 export function writeCapsule(
   docs: DocStore,
   record: TurnRecord,
   existedBefore: boolean,
   fence: Fence | undefined,
-  known?: { doc: Doc | undefined },
+  known?: { doc: Doc | undefined; capsule?: Capsule | null },
 ): ResultAsync<CapsuleWrite, KeelError> {
   const state: CapsuleWrite = { capsule: undefined, deletedDuringTurn: false, truncated: [] };
   return updateDoc<JsonValue>(
@@ -88,13 +98,16 @@ export function writeCapsule(
         state.deletedDuringTurn = true;
         return undefined;
       }
-      const parsed = current ? CapsuleSchema.safeParse(current.value) : undefined;
-      const base = parsed?.success && parsed.data.missionId === record.missionId && parsed.data.role === record.role ? parsed.data : null;
+      // The document read at the turn's start was parsed then (`known.capsule`); only a newer one is parsed here.
+      const base = current && current === known?.doc && known.capsule !== undefined ? known.capsule : validCapsuleOf(current, record);
       const bounded = applyTurnToCapsule(base, record);
       state.truncated = bounded.truncated;
       state.capsule = bounded.capsule;
       return bounded.capsule as unknown as JsonValue;
     },
-    { ...(fence ? { fence } : {}), ...(known ? { known } : {}) },
-  ).map(() => (state.deletedDuringTurn ? { ...state, capsule: undefined } : state));
+    { ...(fence ? { fence } : {}), ...(known ? { known: { doc: known.doc } } : {}) },
+  ).map((doc) => {
+    if (state.deletedDuringTurn) return { ...state, capsule: undefined };
+    return doc ? { ...state, stamp: { version: doc.version, updatedAt: doc.updatedAt } } : state;
+  });
 }

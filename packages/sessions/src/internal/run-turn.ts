@@ -3,9 +3,9 @@ import type { Doc, Fence } from "@keel/store";
 import { ResultAsync, errAsync, okAsync } from "neverthrow";
 import type { Capsule } from "../capsule-schema.js";
 import type { TurnRecord } from "../capsule-update.js";
-import { readCheckpoint, writeRoleItems } from "../mission-checkpoint.js";
+import { parseCheckpoint, writeRoleItems } from "../mission-checkpoint.js";
 import { decideSessionAction, type TurnConditions } from "../session-decision.js";
-import { capsuleKey, keyText, roleLeaseName } from "../session-keys.js";
+import { capsuleKey, checkpointKey, keyText, roleLeaseName } from "../session-keys.js";
 import { resolvePolicy } from "../session-policy.js";
 import { TurnRequestSchema, type Execute, type TurnOutcome, type TurnPlan, type TurnResult } from "../turn-types.js";
 import { observedInputTokens, parseCapsuleValue, writeCapsule } from "./capsule-io.js";
@@ -61,7 +61,8 @@ function planTurn(context: TurnContext, turn: Turn, capsule: Capsule | null, num
     action: decision.action,
     reason: decision.reason,
     threadId: decision.threadId,
-    capsule: decision.action === "resumed" ? null : capsule,
+    // A copy: the capsule read may be the one this instance remembers (`context.capsules`).
+    capsule: decision.action === "resumed" || !capsule ? null : structuredClone(capsule),
     capsulePath: turn.capsulePath,
     turn: number,
   };
@@ -83,7 +84,7 @@ interface TurnReads {
   capsule: Capsule | null;
   capsuleExisted: boolean;
   /** The capsule document as read at the start of the turn, when it could be read. */
-  capsuleDoc: { doc: Doc | undefined } | undefined;
+  capsuleDoc: { doc: Doc | undefined; capsule: Capsule | null } | undefined;
   checkpointExisted: boolean;
   checkpointVersion: number | null;
 }
@@ -101,16 +102,19 @@ function readState(context: TurnContext, turn: Turn, sink: WarningSink): ResultA
             message: `the capsule at ${turn.capsulePath} is gone (deleted?); the role starts a new thread and a new capsule`,
           });
         }
-        return { capsule: null, capsuleExisted: false, capsuleDoc: { doc: undefined } };
+        return { capsule: null, capsuleExisted: false, capsuleDoc: { doc: undefined, capsule: null } };
       }
       context.knownCapsules.add(turn.capsulePath);
+      const known = context.capsules.get(turn.capsulePath, doc);
+      if (known) return { capsule: known, capsuleExisted: true, capsuleDoc: { doc, capsule: known } };
       const parsed = parseCapsuleValue(doc, turn.missionId, turn.role);
+      if (parsed.isOk()) context.capsules.set(turn.capsulePath, doc, parsed.value);
       if (parsed.isErr()) {
         // It exists but is not a valid capsule of this role: ignored now, replaced when the turn saves.
         sink.warn("capsule", "read", parsed.error);
-        return { capsule: null, capsuleExisted: true, capsuleDoc: { doc } };
+        return { capsule: null, capsuleExisted: true, capsuleDoc: { doc, capsule: null } };
       }
-      return { capsule: parsed.value, capsuleExisted: true, capsuleDoc: { doc } };
+      return { capsule: parsed.value, capsuleExisted: true, capsuleDoc: { doc, capsule: parsed.value } };
     },
     (error) => {
       // Unreadable: whether it exists is unknown, so a missing one at save time is created.
@@ -118,7 +122,7 @@ function readState(context: TurnContext, turn: Turn, sink: WarningSink): ResultA
       return { capsule: null, capsuleExisted: false, capsuleDoc: undefined };
     },
   );
-  const checkpointRead = readCheckpoint(docs, turn.missionId).match(
+  const checkpointRead = readCheckpointVersion(context, turn.missionId).match(
     (found) => {
       if (!found) {
         sink.warn("checkpoint", "read", {
@@ -140,6 +144,18 @@ function readState(context: TurnContext, turn: Turn, sink: WarningSink): ResultA
       return { ...capsule, ...checkpoint };
     })(),
   );
+}
+
+/** Reads the mission checkpoint's version (validated, or known valid at that version): `undefined` when there is none. */
+function readCheckpointVersion(context: TurnContext, missionId: string): ResultAsync<{ version: number } | undefined, KeelError> {
+  return context.store.docs.get(checkpointKey(missionId)).andThen((doc) => {
+    if (!doc) return okAsync(undefined);
+    if (context.checkpoints.get(missionId, doc)) return okAsync({ version: doc.version });
+    return parseCheckpoint(doc, missionId).map(() => {
+      context.checkpoints.set(missionId, doc, true);
+      return { version: doc.version };
+    });
+  });
 }
 
 /** Plans, executes (retrying once fresh after a resume failure), saves, and reports one turn under the role's lease. */
@@ -173,7 +189,7 @@ async function executeWithRetry(execute: Execute, plan: TurnPlan, capsule: Capsu
   if (first.isOk() || first.error.code !== "resume_failed" || plan.action !== "resumed") {
     return { finalPlan: plan, result: first, resumeFailed: false };
   }
-  const retryPlan: TurnPlan = { ...plan, action: "fresh", reason: "resume_failed", threadId: null, capsule };
+  const retryPlan: TurnPlan = { ...plan, action: "fresh", reason: "resume_failed", threadId: null, capsule: capsule && structuredClone(capsule) };
   return { finalPlan: retryPlan, result: await callExecute(execute, retryPlan), resumeFailed: true };
 }
 
@@ -268,6 +284,7 @@ function saveCapsule(context: TurnContext, turn: Turn, finished: FinishedTurn, r
         });
       }
       if (written.capsule) context.knownCapsules.add(turn.capsulePath);
+      if (written.capsule && written.stamp) context.capsules.set(turn.capsulePath, written.stamp, written.capsule);
       if (written.truncated.length > 0) {
         sink.warn("capsule", "truncate", {
           code: "too_large",

@@ -1,5 +1,7 @@
 import type { Clock, EventBus, KeelError } from "@keel/core";
 import type { KeelStore } from "@keel/store";
+import type { Capsule } from "../capsule-schema.js";
+import type { DocMemo } from "./doc-memo.js";
 import type { LeaseKeeper } from "./role-lease.js";
 import type { SessionLimits, SessionPolicy } from "../session-policy.js";
 import type { SessionWarning, WarningTarget } from "../turn-types.js";
@@ -17,6 +19,13 @@ export interface TurnContext {
   knownCapsules: Set<string>;
   /** Turn numbers of `fresh`-policy turns, which keep no capsule (per process). */
   freshTurns: Map<string, number>;
+  /**
+   * Capsules this instance wrote or validated, by capsule path: the next turn's read of the same
+   * document (same version and time) skips validating it again. Read-only: plans get copies.
+   */
+  capsules: DocMemo<Capsule>;
+  /** Mission checkpoints this instance validated, by mission id (same use as `capsules`). */
+  checkpoints: DocMemo<true>;
 }
 
 /** Collects a turn's warnings and emits each as a `role.session.warning` event. */

@@ -5,9 +5,10 @@ import { decodeDocEnvelope } from "./doc-envelope.js";
 import type { FsContext } from "./fs-context.js";
 import { writeFileDurably } from "./fs-durable-write.js";
 import { closeQuietly, isErrno } from "./fs-io.js";
-import { readLeaseStateUnlocked } from "./fs-leases.js";
+import { inspectLeaseDirectory } from "./fs-leases.js";
+import { removeLeaseBuilding } from "./lease-entry.js";
 import { readBootRecord } from "./lease-epoch.js";
-import { INIT_PREFIX, processAlive, removeBuilding } from "./fs-lock.js";
+import { INIT_PREFIX, processAlive } from "./fs-lock.js";
 import {
   BACKUP_SUFFIX,
   INTERNAL_DIRECTORY,
@@ -167,17 +168,19 @@ async function checkLeases(context: FsContext, repair: boolean, findings: Findin
     findings,
   );
   for (const name of names) {
-    if (name.startsWith(".") || !name.endsWith(".json")) continue;
-    const file = path.join(context.paths.leases, name);
-    const leaseName = name.slice(0, -".json".length);
-    try {
-      // Lease files are rewritten in place: read again under the lock before calling one damaged.
-      if (isSafeName(leaseName)) await readLeaseStateUnlocked(context, leaseName);
-      else throw new KeelError("corrupt", `${file} is not named after a lease`, { details: { location: file } });
-    } catch (error) {
-      if (!KeelError.is(error, "corrupt")) throw error;
-      findings.problems.push({ code: "corrupt", location: file, message: `${error.message}; not repairable` });
+    const location = path.join(context.paths.leases, name);
+    if (name.startsWith(INIT_PREFIX)) {
+      checkBuilding(context, location, name, repair, findings, "a lease directory");
+      continue;
     }
+    if (name.startsWith(".")) continue;
+    if (!isSafeName(name) || !context.io.statSync(location).isDirectory()) {
+      // A layout-1 lease file that could not be moved over (damaged), or something the store did not make.
+      findings.problems.push({ code: "corrupt", location, message: `${location} is not a lease directory; not repairable` });
+      continue;
+    }
+    const problem = inspectLeaseDirectory(context, name);
+    if (problem) findings.problems.push({ code: "corrupt", location, message: `${problem}; not repairable` });
   }
   try {
     readBootRecord(context);
@@ -187,19 +190,23 @@ async function checkLeases(context: FsContext, repair: boolean, findings: Findin
   }
 }
 
+/** A directory being built (`.init.<pid>.…`) whose builder died before renaming it into place. */
+function checkBuilding(context: FsContext, location: string, name: string, repair: boolean, findings: Findings, what: string): void {
+  const pid = Number(name.slice(INIT_PREFIX.length).split(".")[0]);
+  if (pid === process.pid || processAlive(pid)) return;
+  if (repair) {
+    removeLeaseBuilding(context.io, location);
+    findings.repaired.push({ action: "removed-tmp", location, message: `removed ${what} left half-built by a dead process` });
+  } else {
+    findings.problems.push({ code: "orphan", location, message: `${what} left half-built by a dead process` });
+  }
+}
+
 function checkLocks(context: FsContext, repair: boolean, findings: Findings): void {
   for (const name of listDirectory(context, context.paths.locks)) {
     const location = path.join(context.paths.locks, name);
     if (name.startsWith(INIT_PREFIX)) {
-      // A lock directory whose builder died before renaming it into place.
-      const pid = Number(name.slice(INIT_PREFIX.length).split(".")[0]);
-      if (pid === process.pid || processAlive(pid)) continue;
-      if (repair) {
-        removeBuilding(context.io, location);
-        findings.repaired.push({ action: "removed-tmp", location, message: "removed a lock directory left half-built by a dead process" });
-      } else {
-        findings.problems.push({ code: "orphan", location, message: "a lock directory left half-built by a dead process" });
-      }
+      checkBuilding(context, location, name, repair, findings, "a lock directory");
       continue;
     }
     const seen = context.locks.inspect(location);

@@ -4,6 +4,7 @@ import type { FsStoreWarning } from "../fs-store-options.js";
 import type { FsIo } from "./fs-io.js";
 import type { DocCache } from "./doc-cache.js";
 import type { LockManager } from "./fs-lock.js";
+import type { HolderBook, LeaseEntry } from "./lease-entry.js";
 import type { LeaseEpoch } from "./lease-epoch.js";
 import type { LogIndexCache } from "./log-index.js";
 import type { StorePaths } from "./fs-paths.js";
@@ -16,6 +17,16 @@ export interface FsContext {
   maxValueBytes: number;
   lockStaleMs: number;
   locks: LockManager;
+  /**
+   * The leases this store instance acquired or renewed and has not released: name → token.
+   * A document write fenced by one of them may check its fence without the lease's
+   * cross-process lock (see `holdFence` in fs-leases.ts).
+   */
+  ownLeases: Map<string, number>;
+  /** The entry of each lease this instance last saw or wrote (see lease-entry.ts), tried before listing. */
+  leaseEntries: Map<string, LeaseEntry>;
+  /** Holder codes of lease entries. */
+  holders: HolderBook;
   /** The boot epoch of lease tokens (see lease-epoch.ts). */
   leaseEpoch: LeaseEpoch;
   logIndex: LogIndexCache;

@@ -20,7 +20,7 @@ import { encodeDocEnvelope, type DocEnvelope } from "./doc-envelope.js";
 import { isoNow, leaseFloor, type FsContext } from "./fs-context.js";
 import { writeFileDurably } from "./fs-durable-write.js";
 import { isErrno } from "./fs-io.js";
-import { assertFences, fenceResources } from "./fs-leases.js";
+import { holdFence } from "./fs-leases.js";
 import { BACKUP_SUFFIX, segmentOfDocFile } from "./fs-paths.js";
 import { collectKeys } from "./key-walk.js";
 
@@ -70,14 +70,17 @@ export function readDocState(context: FsContext, key: readonly string[], withVal
   });
 }
 
-
-/** Runs `work` holding the lock of a document (and of the lease of its fence). */
+/** Runs `work` holding the lock of a document, and its fence ({@link holdFence}) when it has one. */
 async function underDocLock<T>(context: FsContext, key: readonly string[], fence: Fence | undefined, work: () => Promise<T>): Promise<T> {
   const floor = fence ? await leaseFloor(context) : 0;
-  const release = await context.locks.acquire([`doc:${keyPath(key)}`, ...fenceResources([fence])]);
+  const release = await context.locks.acquire([`doc:${keyPath(key)}`]);
   try {
-    assertFences(context, [fence], floor);
-    return await work();
+    const releaseFence = fence ? await holdFence(context, fence, floor) : undefined;
+    try {
+      return await work();
+    } finally {
+      releaseFence?.();
+    }
   } finally {
     release();
   }
@@ -123,7 +126,8 @@ export function createFsDocStore(context: FsContext): DocStore {
           const stored = JSON.parse(text) as JsonValue;
           const updatedAt = isoNow(context);
           await write(segments.value, { version: version.value, updatedAt, deleted: false, value: stored }, text, current);
-          return { key: [...segments.value], value: JSON.parse(text) as JsonValue, version: version.value, updatedAt };
+          // `stored` is the caller's own copy: the cache keeps the text, not this object.
+          return { key: [...segments.value], value: stored, version: version.value, updatedAt };
         }),
       );
     },

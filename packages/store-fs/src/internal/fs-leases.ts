@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import path from "node:path";
 import { KeelError, isSafeName } from "@keel/core";
 import {
   checkFence,
@@ -20,11 +20,17 @@ import {
 } from "@keel/store";
 import { err, errAsync, okAsync, type Result } from "neverthrow";
 import { leaseFloor, type FsContext } from "./fs-context.js";
-import { writeFileDurably } from "./fs-durable-write.js";
-import { closeQuietly, isErrno, readAt, writeAll } from "./fs-io.js";
+import { isErrno } from "./fs-io.js";
+import { createLeaseDirectory, entryExists, entryName, leaseDirectory, listLeaseEntry, type LeaseEntry } from "./lease-entry.js";
 
-/** The format tag of a lease file. */
-export const LEASE_FORMAT = "keel.lease.v1";
+/**
+ * The lease store of the filesystem store. Each lease is a directory, `_keel/leases/<name>/`,
+ * whose one entry names its state; every change is a compare-and-swap by rename (see
+ * lease-entry.ts). Changes that end a live token — a release, a takeover of an expired lease —
+ * also take the lease's lock, which a fenced write that checks its fence the safe way holds
+ * until its write has landed; changes that keep every live fence valid (acquiring a free
+ * lease, a renewal) need no lock.
+ */
 
 /** The lock resource of a lease name. */
 export function leaseResource(name: string): string {
@@ -38,95 +44,35 @@ export function fenceResources(fences: readonly (Fence | undefined)[]): string[]
   return [...names].sort().map(leaseResource);
 }
 
-/** A lease file rewritten in place stays within one page (a write of it cannot be torn by a crash of its process). */
-const IN_PLACE_MAX_BYTES = 4096;
-/** The first read of a lease file asks for this much. */
-const LEASE_READ_BYTES = 4096;
+/** At most this many lease entries are remembered per store instance. */
+const MAX_REMEMBERED_ENTRIES = 4096;
 
-function checksumOf(name: string, state: LeaseState): string {
-  return `sha256:${createHash("sha256").update(`${LEASE_FORMAT}\n${name}\n${state.holder}\n${state.token}\n${state.expiresAt}`).digest("hex")}`;
+/** Remembers the entry last seen or written of lease `name`. */
+function rememberEntry(context: FsContext, name: string, entry: LeaseEntry): void {
+  if (context.leaseEntries.size >= MAX_REMEMBERED_ENTRIES && !context.leaseEntries.has(name)) context.leaseEntries.clear();
+  context.leaseEntries.set(name, entry);
 }
 
-/** Parses and verifies a lease file: its state, or the reason it is damaged. */
-export function decodeLease(text: string, name: string): { state: LeaseState } | { problem: string } {
-  let parsed: Record<string, unknown>;
-  try {
-    parsed = JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    return { problem: "not valid JSON" };
-  }
-  if (typeof parsed !== "object" || parsed === null || parsed.format !== LEASE_FORMAT || parsed.name !== name) return { problem: "not a lease file of this name" };
-  const { holder, token, expiresAt, checksum } = parsed;
-  if (typeof holder !== "string" || typeof token !== "number" || typeof expiresAt !== "number") return { problem: "malformed lease" };
-  const state = { holder, token, expiresAt };
-  if (checksum !== checksumOf(name, state)) return { problem: "fails its checksum" };
-  return { state };
-}
-
-/** A lease file's verified state and its size in bytes. */
-interface LeaseRead {
-  state: LeaseState;
-  bytes: number;
-}
-
-function leaseCorrupt(file: string, problem: string): KeelError {
-  return new KeelError("corrupt", `lease file ${file} is damaged: ${problem}`, { details: { location: file, problem }, retryable: false });
-}
-
-/** An open lease file and what it holds. */
-interface LeaseFile {
-  file: string;
-  /** The open file (the caller closes it), or `undefined` when the lease never existed. */
-  fd: number | undefined;
-  read: LeaseRead | undefined;
-}
+/** How often a change is decided again after losing a compare-and-swap race before it gives up (`unavailable`). */
+const MAX_RACES = 1000;
 
 /**
- * Opens and reads a lease file. A damaged lease file is `corrupt`: falling back to an older
- * state could hand out a token twice. Callers that do not hold the lease's lock use
- * {@link readLeaseStateUnlocked}.
+ * Reads lease `name`: from the entry this store instance last saw, when it is still there (one
+ * `stat`), else by listing the directory. `undefined` when the lease never existed.
  */
-function openLease(context: FsContext, name: string, flags: "r" | "r+"): LeaseFile {
-  const file = context.paths.leaseFile(name);
-  let fd: number;
-  try {
-    fd = context.io.openSync(file, flags);
-  } catch (error) {
-    if (isErrno(error, "ENOENT")) return { file, fd: undefined, read: undefined };
-    throw error;
-  }
-  try {
-    // A lease file is far smaller than a page: one read usually gets all of it.
-    let bytes = readAt(context.io, fd, 0, LEASE_READ_BYTES);
-    if (bytes.length === LEASE_READ_BYTES) bytes = readAt(context.io, fd, 0, context.io.fstatSync(fd).size);
-    const decoded = decodeLease(bytes.toString("utf8"), name);
-    if ("problem" in decoded) throw leaseCorrupt(file, decoded.problem);
-    return { file, fd, read: { state: decoded.state, bytes: bytes.length } };
-  } catch (error) {
-    closeQuietly(context.io, fd);
-    throw error;
-  }
+export function readLeaseEntry(context: FsContext, name: string): LeaseEntry | undefined {
+  const directory = leaseDirectory(context.paths, name);
+  const cached = context.leaseEntries.get(name);
+  if (cached && entryExists(context.io, directory, cached.entry)) return cached;
+  const listed = listLeaseEntry(context.io, directory, context.holders);
+  if (listed) rememberEntry(context, name, listed);
+  else context.leaseEntries.delete(name);
+  return listed;
 }
 
-/** Reads the state of a lease, holding its lock (`undefined` when it never existed). */
+/** Reads the state of a lease (`undefined` when it was never held). */
 export function readLeaseState(context: FsContext, name: string): LeaseState | undefined {
-  const lease = openLease(context, name, "r");
-  closeQuietly(context.io, lease.fd);
-  return lease.read?.state;
-}
-
-/**
- * Reads the state of a lease without its lock. A lease file is rewritten in place, so a reader
- * racing a writer can see a mix of two states; the checksum fails, and the file is read again
- * under the lock, where only real damage still fails it.
- */
-export async function readLeaseStateUnlocked(context: FsContext, name: string): Promise<LeaseState | undefined> {
-  try {
-    return readLeaseState(context, name);
-  } catch (error) {
-    if (!KeelError.is(error, "corrupt")) throw error;
-    return underLeaseLock(context, name, () => readLeaseState(context, name));
-  }
+  return readLeaseEntry(context, name)?.state;
 }
 
 /**
@@ -140,7 +86,7 @@ export function inThisBoot(state: LeaseState | undefined, floor: number): LeaseS
 /**
  * Checks a fence against a stored lease state at store time `now`, `floor` being this boot's
  * token floor: a fence of an earlier boot is `lease_lost` even where a machine crash rolled the
- * lease file back to the state that handed it out.
+ * lease back to the state that handed it out.
  */
 export function checkFenceInThisBoot(state: LeaseState | undefined, fence: Fence, now: number, floor: number): Result<void, KeelError> {
   if (state && state.token < floor && state.token === fence.token) {
@@ -151,8 +97,8 @@ export function checkFenceInThisBoot(state: LeaseState | undefined, fence: Fence
 
 /**
  * Checks fences against the stored leases, by the store's clock. The caller holds the lease
- * locks ({@link fenceResources}), so no takeover can slip in before its write, and passes this
- * boot's token floor ({@link leaseFloor}).
+ * locks ({@link fenceResources}), so no change that ends a token can slip in before its write,
+ * and passes this boot's token floor ({@link leaseFloor}).
  */
 export function assertFences(context: FsContext, fences: readonly (Fence | undefined)[], floor: number): void {
   const now = context.clock.now();
@@ -164,56 +110,116 @@ export function assertFences(context: FsContext, fences: readonly (Fence | undef
   }
 }
 
-/** The bytes of a lease file, padded with spaces (JSON allows them) to at least `minBytes`. */
-function encodeLease(name: string, state: LeaseState, minBytes: number): Buffer {
-  const text = JSON.stringify({ format: LEASE_FORMAT, name, ...state, checksum: checksumOf(name, state) }, null, 2);
-  const length = Buffer.byteLength(text) + 1;
-  return Buffer.from(`${text}${length < minBytes ? " ".repeat(minBytes - length) : ""}\n`);
+/**
+ * Holds a fence for a document write until the returned function is called; throws the fence's
+ * error when it fails. The caller holds the document's lock, and keeps what this returns until
+ * its write has landed.
+ *
+ * The safe way takes the lease's lock (both halves), so that no change that ends the token can
+ * slip in between the check and the write. The fast way, for a lease this store instance
+ * acquired or renewed itself, takes only the in-process half of that lock and checks that the
+ * lease's entry is still the one it wrote (one `stat`). It is as safe, because:
+ * - every change of the lease made in this process (a release, a renewal, another holder's
+ *   acquisition after expiry) waits for the in-process half, so none lands during the write;
+ * - another process can only take the lease once it has expired, and the fast way is taken only
+ *   when the lease still has more than `lockStaleMs` to live. The write lands while the caller's
+ *   document lock is fresh (younger than `lockStaleMs`), which every write of this store already
+ *   assumes (a holder stalled longer loses its lock: the `lock-lost` warning), so it lands before
+ *   the lease can expire;
+ * - only the holder releases a lease, and the holder is in this process (a lease object handed
+ *   to another process and released there is the one case this does not cover).
+ */
+export async function holdFence(context: FsContext, fence: Fence, floor: number): Promise<() => void> {
+  if (!isSafeName(fence.lease)) {
+    assertFences(context, [fence], floor);
+    return () => {};
+  }
+  const resource = leaseResource(fence.lease);
+  const local = await context.locks.acquireLocal(resource);
+  try {
+    const own = context.ownLeases.get(fence.lease);
+    if (own === fence.token) {
+      const entry = context.leaseEntries.get(fence.lease);
+      if (entry?.state && entryExists(context.io, leaseDirectory(context.paths, fence.lease), entry.entry)) {
+        const now = context.clock.now();
+        const checked = checkFenceInThisBoot(entry.state, fence, now, floor);
+        if (checked.isErr()) throw checked.error;
+        if (entry.state.expiresAt - now > context.lockStaleMs) return local;
+      }
+    }
+    const crossProcess = await context.locks.acquireCrossProcess(resource);
+    try {
+      assertFences(context, [fence], floor);
+    } catch (error) {
+      crossProcess();
+      throw error;
+    }
+    return () => {
+      crossProcess();
+      local();
+    };
+  } catch (error) {
+    local();
+    throw error;
+  }
 }
+
+/** What a change decided on a lease's current entry: nothing to write, or a new state. */
+type Change<T> = { write: false; value: T } | { write: true; next: LeaseState; code: string; endsToken: boolean; value: T };
 
 /**
- * Writes a lease's new state, holding its lock. Lease state is not fsynced (docs/storage.md,
- * "Leases without fsync", says why that is safe):
- * - a new lease file is created durably (tmp + fsync + rename + directory fsync), once per name,
- *   so it exists with its blocks allocated;
- * - then each change is ONE `pwrite` at offset 0 of the whole file, padded to its size: it
- *   overwrites allocated blocks in the page cache, so no process crash can leave half of it
- *   (a write of at most one page is copied whole or not at all), no other process ever reads a
- *   stale state, and nothing is allocated that could fail. It costs a few microseconds, where a
- *   tmp + rename over the file costs ~0.1 ms even without fsync (ext4 flushes the new file's
- *   data on a rename that replaces a file) and a durable replace two fsyncs;
- * - a state that does not fit in the file (a longer holder name) replaces it durably instead.
+ * Changes lease `name`: `decide` sees its current entry and answers; a new state is written by
+ * renaming the entry the decision was made on (a compare-and-swap: when another process changed
+ * it meanwhile, the rename fails and `decide` runs again on what is there now). Holds the
+ * in-process half of the lease's lock throughout, and the cross-process half too for a change
+ * that ends a token (see {@link holdFence}).
  */
-async function writeLease(context: FsContext, lease: LeaseFile, name: string, state: LeaseState): Promise<void> {
-  if (lease.fd !== undefined && lease.read) {
-    const bytes = encodeLease(name, state, lease.read.bytes);
-    if (bytes.length === lease.read.bytes && bytes.length <= IN_PLACE_MAX_BYTES) {
-      writeAll(context.io, lease.fd, bytes, 0);
-      return;
-    }
-  }
-  await writeFileDurably(context.io, lease.file, encodeLease(name, state, 0), { root: context.paths.root, backup: false });
-}
-
-/** Runs `work` on the open lease file `name`, holding the lease's lock; closes the file after. */
-function changeLease<T>(context: FsContext, name: string, work: (lease: LeaseFile) => Promise<T>): Promise<T> {
-  return underLeaseLock(context, name, async () => {
-    const lease = openLease(context, name, "r+");
-    try {
-      return await work(lease);
-    } finally {
-      closeQuietly(context.io, lease.fd);
-    }
-  });
-}
-
-/** Runs `work` holding the lock of lease `name`. */
-async function underLeaseLock<T>(context: FsContext, name: string, work: () => Promise<T> | T): Promise<T> {
-  const release = await context.locks.acquire([leaseResource(name)]);
+async function changeLease<T>(context: FsContext, name: string, decide: (current: LeaseEntry) => Change<T>): Promise<T> {
+  const resource = leaseResource(name);
+  const directory = leaseDirectory(context.paths, name);
+  const local = await context.locks.acquireLocal(resource);
+  let crossProcess: (() => void) | undefined;
   try {
-    return await work();
+    for (let races = 0; ; races++) {
+      let current = context.leaseEntries.get(name);
+      // A remembered entry is tried as it is: a rename from a stale one fails and is decided again.
+      let verified = false;
+      if (!current) {
+        current = readLeaseEntry(context, name);
+        verified = true;
+        if (!current) {
+          await createLeaseDirectory(context.io, context.paths, name);
+          continue;
+        }
+      }
+      const change = decide(current);
+      if (!change.write) {
+        // Nothing to write: the answer must come from the current state, not from a remembered one.
+        if (verified || entryExists(context.io, directory, current.entry)) return change.value;
+        context.leaseEntries.delete(name);
+        continue;
+      }
+      if (change.endsToken && !crossProcess) {
+        crossProcess = await context.locks.acquireCrossProcess(resource);
+        continue;
+      }
+      const next = entryName(change.next, change.code);
+      try {
+        context.io.renameSync(`${directory}${path.sep}${current.entry}`, `${directory}${path.sep}${next}`);
+      } catch (error) {
+        if (!isErrno(error, "ENOENT")) throw error;
+        context.leaseEntries.delete(name);
+        if (races >= MAX_RACES) {
+          throw new KeelError("unavailable", `lease "${name}" changed under ${MAX_RACES} tries in a row; try again`, { details: { lease: name }, retryable: true });
+        }
+        continue;
+      }
+      rememberEntry(context, name, { entry: next, state: change.next, code: change.code });
+      return change.value;
+    }
   } finally {
-    release();
+    crossProcess?.();
+    local();
   }
 }
 
@@ -227,11 +233,16 @@ function forAcquisition(state: LeaseState | undefined, floor: number): LeaseStat
   return { holder: state?.holder ?? "", token: floor, expiresAt: 0 };
 }
 
-/**
- * The lease store: one file per lease name under `_keel/leases/`, changed under its lock, written
- * in place without fsync (see {@link writeLease}), its tokens above the boot epoch's floor.
- */
+/** True when `state` holds a live token at `now` this boot that an acquisition by `holder` would end. */
+function endsLiveToken(state: LeaseState | undefined, holder: string, floor: number): boolean {
+  // An expired lease that was never released may still have a fenced write in flight that
+  // checked its fence the safe way (under the lease's lock), before it expired.
+  return state !== undefined && state.token >= floor && state.expiresAt !== 0 && state.holder !== holder;
+}
+
+/** The lease store over lease directories, its tokens above the boot epoch's floor. */
 export function createFsLeaseStore(context: FsContext): LeaseStore {
+  const remember = (name: string, token: number) => context.ownLeases.set(name, token);
   return {
     acquire: (name, holder, options) => {
       const parsed = validateAcquire(name, holder, options);
@@ -240,14 +251,16 @@ export function createFsLeaseStore(context: FsContext): LeaseStore {
       const attempt = () =>
         context.operation("acquire lease", async () => {
           const floor = await leaseFloor(context);
-          return changeLease(context, parsed.value.name, async (lease): Promise<Attempt<Lease, Lease>> => {
-            const previous = lease.read?.state;
+          const code = await context.holders.code(parsed.value.holder);
+          const outcome = await changeLease(context, parsed.value.name, (current): Change<Attempt<Lease, Lease>> => {
+            const previous = current.state;
             const decision = decideAcquire(forAcquisition(previous, floor), parsed.value.name, parsed.value.holder, context.clock.now(), ttlMs);
-            if (!decision.acquired) return { done: false, last: previous ? { name: parsed.value.name, ...previous } : decision.held };
+            if (!decision.acquired) return { write: false, value: { done: false, last: previous ? { name: parsed.value.name, ...previous } : decision.held } };
             const { holder: owner, token, expiresAt } = decision.lease;
-            await writeLease(context, lease, parsed.value.name, { holder: owner, token, expiresAt });
-            return { done: true, value: decision.lease };
+            return { write: true, next: { holder: owner, token, expiresAt }, code, endsToken: endsLiveToken(previous, owner, floor), value: { done: true, value: decision.lease } };
           });
+          if (outcome.done) remember(outcome.value.name, outcome.value.token);
+          return outcome;
         });
       const settle = (outcome: Attempt<Lease, Lease>) => (outcome.done ? okAsync(outcome.value) : errAsync(leaseHeld(outcome.last, waitMs)));
       // The first try runs at once; only a held lease enters the polling loop.
@@ -260,15 +273,17 @@ export function createFsLeaseStore(context: FsContext): LeaseStore {
       if (renewOptions.isErr()) return errAsync(renewOptions.error);
       return context.operation("renew lease", async () => {
         const floor = await leaseFloor(context);
-        return changeLease(context, parsed.value.name, async (lease) => {
+        const renewed = await changeLease(context, parsed.value.name, (current): Change<Result<Lease, KeelError>> => {
           const now = context.clock.now();
           const ttl = renewOptions.value.ttlMs ?? Math.max(1, parsed.value.expiresAt - now);
-          const decided = decideRenew(inThisBoot(lease.read?.state, floor), parsed.value, now, ttl);
-          if (decided.isErr()) throw decided.error;
+          const decided = decideRenew(inThisBoot(current.state, floor), parsed.value, now, ttl);
+          if (decided.isErr()) return { write: false, value: decided };
           const { holder, token, expiresAt } = decided.value;
-          await writeLease(context, lease, parsed.value.name, { holder, token, expiresAt });
-          return decided.value;
+          return { write: true, next: { holder, token, expiresAt }, code: current.code, endsToken: false, value: decided };
         });
+        if (renewed.isErr()) throw renewed.error;
+        remember(renewed.value.name, renewed.value.token);
+        return renewed.value;
       });
     },
     release: (lease) => {
@@ -276,10 +291,11 @@ export function createFsLeaseStore(context: FsContext): LeaseStore {
       if (parsed.isErr()) return errAsync(parsed.error);
       return context.operation("release lease", async () => {
         const floor = await leaseFloor(context);
-        return changeLease(context, parsed.value.name, async (lease) => {
+        if (context.ownLeases.get(parsed.value.name) === parsed.value.token) context.ownLeases.delete(parsed.value.name);
+        await changeLease(context, parsed.value.name, (current): Change<void> => {
           // A lease of an earlier boot is over already: nothing to write.
-          const next = decideRelease(inThisBoot(lease.read?.state, floor), parsed.value);
-          if (next) await writeLease(context, lease, parsed.value.name, next);
+          const next = decideRelease(inThisBoot(current.state, floor), parsed.value);
+          return next ? { write: true, next, code: current.code, endsToken: true, value: undefined } : { write: false, value: undefined };
         });
       });
     },
@@ -288,9 +304,21 @@ export function createFsLeaseStore(context: FsContext): LeaseStore {
       if (parsed.isErr()) return errAsync(parsed.error);
       return context.operation("read lease", async () => {
         const floor = await leaseFloor(context);
-        const state = inThisBoot(await readLeaseStateUnlocked(context, parsed.value), floor);
+        const state = inThisBoot(readLeaseState(context, parsed.value), floor);
         return state && state.expiresAt > context.clock.now() ? { name: parsed.value, ...state } : undefined;
       });
     },
   };
 }
+
+/** Reads a lease directory for `check()`: a problem message, or `undefined` when it is sound. */
+export function inspectLeaseDirectory(context: FsContext, name: string): string | undefined {
+  try {
+    listLeaseEntry(context.io, leaseDirectory(context.paths, name), context.holders);
+    return undefined;
+  } catch (error) {
+    if (KeelError.is(error, "corrupt")) return error.message;
+    throw error;
+  }
+}
+

@@ -123,6 +123,16 @@ export interface LockManager {
    * Within this process, waiters queue in memory; across processes, through the lock directory.
    */
   acquire(resources: readonly string[]): Promise<() => void>;
+  /**
+   * Only the in-process half of a resource's lock: it excludes this process's other holders of
+   * the resource (every store instance of the process shares it), not other processes.
+   */
+  acquireLocal(resource: string): Promise<() => void>;
+  /**
+   * Only the cross-process half of a resource's lock (its lock directory). The caller holds the
+   * in-process half already ({@link LockManager.acquireLocal}).
+   */
+  acquireCrossProcess(resource: string): Promise<() => void>;
   /** Reads a lock directory and judges whether it is stale. */
   inspect(lockDirectory: string): LockInspection;
   /** Frees a stale lock (`rename(held.<them> → free)`); false when it changed meanwhile. */
@@ -265,6 +275,8 @@ export function createLockManager(options: LockManagerOptions): LockManager {
         throw error;
       }
     },
+    acquireLocal: (resource) => lockInProcess(options.directoryOf(resource)),
+    acquireCrossProcess: (resource) => lockOne(resource),
     acquire: async (resources) => {
       const releases: (() => void)[] = [];
       const releaseAll = () => {

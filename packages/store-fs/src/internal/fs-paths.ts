@@ -7,7 +7,7 @@ import { isSafeName } from "@keel/core";
  *
  * - A document `["a", "b", "c"]` is `<root>/a/b/c.json`, its previous version `c.json.bak`.
  * - A log `["a", "b"]` is `<root>/a/b.jsonl`.
- * - Store-internal files (leases, lock directories, the format marker) live under `<root>/_keel/`:
+ * - Store-internal files (lease directories, lock directories, the format marker) live under `<root>/_keel/`:
  *   a safe name cannot start with `_`, so no key can reach it.
  * - Temporary files start with `.`, which a safe name cannot, so they never collide with keys.
  * - A directory segment that itself ends in `.json`, `.jsonl` or `.bak` gets a `~` suffix
@@ -64,7 +64,6 @@ export interface StorePaths {
   directoryOf(prefix: readonly string[]): string;
   docFile(key: readonly string[]): string;
   logFile(key: readonly string[]): string;
-  leaseFile(name: string): string;
   /** The lock directory of a resource (`doc:a/b`, `log:a/b`, `lease:name`). */
   lockDirectory(resource: string): string;
 }
@@ -90,7 +89,6 @@ export function storePaths(root: string): StorePaths {
     directoryOf,
     docFile: (key) => fileOf(key, DOC_SUFFIX),
     logFile: (key) => fileOf(key, LOG_SUFFIX),
-    leaseFile: (name) => path.join(leases, `${name}.json`),
     lockDirectory: (resource) => {
       let directory = lockDirectories.get(resource);
       if (directory === undefined) {

@@ -11,13 +11,20 @@ import { createFsDocStore } from "./fs-docs.js";
 import { isErrno, nodeFsIo, toStoreError, writeAll, type FsIo } from "./fs-io.js";
 import { createFsLeaseStore } from "./fs-leases.js";
 import { createLockManager } from "./fs-lock.js";
+import { createHolderBook, type HolderBook } from "./lease-entry.js";
+import { migrateLegacyLeases } from "./lease-legacy.js";
 import { createLeaseEpoch } from "./lease-epoch.js";
 import { createFsLogStore } from "./fs-logs.js";
 import { storePaths, temporaryPath, type StorePaths } from "./fs-paths.js";
 import { createLogIndexCache } from "./log-index.js";
 
 /** The on-disk layout version this code writes and reads. */
-export const STORE_LAYOUT = { format: "keel.fs-store", version: 1 } as const;
+/**
+ * The on-disk layout this code writes. Layout 1 kept leases in JSON files; layout 2 keeps each
+ * in a directory whose one entry names its state (lease-entry.ts). Opening a layout-1 store
+ * moves its leases over and marks it layout 2.
+ */
+export const STORE_LAYOUT = { format: "keel.fs-store", version: 2 } as const;
 
 const CheckOptionsSchema = z.strictObject({ repair: z.boolean().optional() }).optional();
 
@@ -37,8 +44,23 @@ function makeDirectories(io: FsIo, directory: string): void {
   }
 }
 
-/** Checks the layout marker, writing it on first use; a newer layout is refused (`unsupported`). */
-function checkLayout(io: FsIo, paths: StorePaths): void {
+/** Writes the layout marker of this code's layout. */
+function writeLayout(io: FsIo, paths: StorePaths): void {
+  const staging = temporaryPath(paths.marker);
+  const fd = io.openSync(staging, "wx");
+  try {
+    writeAll(io, fd, Buffer.from(`${JSON.stringify(STORE_LAYOUT, null, 2)}\n`), 0);
+  } finally {
+    io.closeSync(fd);
+  }
+  io.renameSync(staging, paths.marker);
+}
+
+/**
+ * Checks the layout marker, writing it on first use; a newer layout is refused (`unsupported`),
+ * an older one upgraded (layout 1: its lease files become lease directories).
+ */
+function checkLayout(io: FsIo, paths: StorePaths, holders: HolderBook): void {
   let text: string | undefined;
   try {
     text = io.readFileSync(paths.marker).toString("utf8");
@@ -46,14 +68,7 @@ function checkLayout(io: FsIo, paths: StorePaths): void {
     if (!isErrno(error, "ENOENT")) throw error;
   }
   if (text === undefined) {
-    const staging = temporaryPath(paths.marker);
-    const fd = io.openSync(staging, "wx");
-    try {
-      writeAll(io, fd, Buffer.from(`${JSON.stringify(STORE_LAYOUT, null, 2)}\n`), 0);
-    } finally {
-      io.closeSync(fd);
-    }
-    io.renameSync(staging, paths.marker);
+    writeLayout(io, paths);
     return;
   }
   let marker: { format?: unknown; version?: unknown } = {};
@@ -72,6 +87,10 @@ function checkLayout(io: FsIo, paths: StorePaths): void {
       details: { location: paths.marker, version: marker.version, supported: STORE_LAYOUT.version },
     });
   }
+  if (marker.version < STORE_LAYOUT.version) {
+    migrateLegacyLeases(io, paths, (holder) => holders.codeSync(holder));
+    writeLayout(io, paths);
+  }
 }
 
 /**
@@ -81,11 +100,12 @@ function checkLayout(io: FsIo, paths: StorePaths): void {
 export function openFsStore(options: FsStoreOptions, io: FsIo = nodeFsIo): KeelStore {
   validateOrThrow(FsStoreOptionsSchema, options, "fs store options");
   const paths = storePaths(path.resolve(options.dir));
+  const holders = createHolderBook(io, paths);
   try {
     makeDirectories(io, paths.root);
     makeDirectories(io, paths.locks);
     makeDirectories(io, paths.leases);
-    checkLayout(io, paths);
+    checkLayout(io, paths, holders);
   } catch (error) {
     throw toStoreError(error, `open the store directory ${paths.root}`);
   }
@@ -126,6 +146,9 @@ export function openFsStore(options: FsStoreOptions, io: FsIo = nodeFsIo): KeelS
     logIndex: createLogIndexCache(io),
     docCache: createDocCache(),
     locks,
+    ownLeases: new Map(),
+    leaseEntries: new Map(),
+    holders,
     leaseEpoch: createLeaseEpoch({ io, paths, locks }),
     operation: <T>(name: string, work: () => Promise<T> | T) => {
       if (closed) return errAsync(new KeelError("unavailable", `the fs store at ${paths.root} is closed`, { retryable: false }));

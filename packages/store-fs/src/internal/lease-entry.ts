@@ -1,0 +1,235 @@
+import { createHash, randomBytes } from "node:crypto";
+import path from "node:path";
+import { KeelError } from "@keel/core";
+import type { LeaseState } from "@keel/store";
+import { INIT_PREFIX } from "./fs-lock.js";
+import { fsyncDirectory, isErrno, type FsIo } from "./fs-io.js";
+import type { StorePaths } from "./fs-paths.js";
+
+/**
+ * A lease's state is the name of the one entry in its directory, `_keel/leases/<name>/`:
+ * `<token>.<expiresAt>.<holder code>`. Changing the state is one `rename` of that entry from the
+ * name the change was decided on to the new one: a compare-and-swap, since of several processes
+ * renaming the same old name exactly one succeeds and the others get `ENOENT` (and decide again
+ * from what they find). A rename is atomic, cannot tear, allocates nothing and writes no file
+ * data; like the lease files it replaces it is not fsynced (the boot epoch covers a machine
+ * crash, see lease-epoch.ts). The empty state of a new directory is token 0.
+ */
+
+/** `<token>.<expiresAt>.<holder code>`: the holder in base64url, or `~` and the digest of a long holder. */
+const ENTRY_PATTERN = /^(\d{1,16})\.(\d{1,16})\.([A-Za-z0-9_-]*|~[0-9a-f]{40})$/;
+/** Holders up to this many base64url characters live in the entry name itself (entry names stay far below 255 bytes). */
+const INLINE_HOLDER_MAX = 176;
+/** How often a read retries a directory that showed more than one entry (a rename seen half-way by a listing). */
+const LISTING_RETRIES = 20;
+
+/** A lease directory's entry and the state it names (`undefined`: never held). */
+export interface LeaseEntry {
+  entry: string;
+  state: LeaseState | undefined;
+  /** The code of the state's holder, for the next state of the same holder. */
+  code: string;
+}
+
+/** The entry name of a state. */
+export function entryName(state: LeaseState, code: string): string {
+  return `${state.token}.${state.expiresAt}.${code}`;
+}
+
+/** Where long holder names are kept (content-addressed, written once). */
+export function holdersDirectory(paths: StorePaths): string {
+  return path.join(paths.internal, "lease-holders");
+}
+
+/** The directory of lease `name`. */
+export function leaseDirectory(paths: StorePaths, name: string): string {
+  return path.join(paths.leases, name);
+}
+
+function digestOf(holder: string): string {
+  return createHash("sha256").update(holder).digest("hex").slice(0, 40);
+}
+
+/**
+ * Holder codes and the files of long holders. A holder of up to {@link INLINE_HOLDER_MAX}
+ * base64url characters is its own code; a longer one is `~<digest>`, its text kept in
+ * `_keel/lease-holders/<digest>` (written durably before any entry names it, read once per process).
+ */
+export interface HolderBook {
+  /** The code of `holder`, writing its file first when it is long. */
+  code(holder: string): Promise<string>;
+  /** {@link HolderBook.code} without fsync (the layout upgrade at open, which is synchronous). */
+  codeSync(holder: string): string;
+  /** The holder a code names; `corrupt` when its file is missing or damaged. */
+  holder(code: string, location: string): string;
+}
+
+/** Creates the {@link HolderBook} of one store. */
+export function createHolderBook(io: FsIo, paths: StorePaths): HolderBook {
+  const known = new Map<string, string>();
+  const directory = holdersDirectory(paths);
+  const fileOf = (digest: string) => path.join(directory, digest);
+  const inline = (holder: string) => {
+    const code = Buffer.from(holder, "utf8").toString("base64url");
+    return code.length <= INLINE_HOLDER_MAX ? code : undefined;
+  };
+  const writeSync = (holder: string, digest: string): string => {
+    try {
+      io.mkdirSync(directory);
+    } catch (error) {
+      if (!isErrno(error, "EEXIST")) throw error;
+    }
+    const staging = `${fileOf(digest)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+    const fd = io.openSync(staging, "wx");
+    try {
+      const bytes = Buffer.from(holder, "utf8");
+      io.writeSync(fd, bytes, 0, bytes.length, 0);
+    } finally {
+      io.closeSync(fd);
+    }
+    return staging;
+  };
+  const stored = (digest: string) => {
+    try {
+      io.statSync(fileOf(digest));
+      return true;
+    } catch (error) {
+      if (isErrno(error, "ENOENT")) return false;
+      throw error;
+    }
+  };
+  return {
+    async code(holder) {
+      const code = inline(holder);
+      if (code !== undefined) return code;
+      const digest = digestOf(holder);
+      if (known.get(digest) !== holder && !stored(digest)) {
+        const staging = writeSync(holder, digest);
+        const fd = io.openSync(staging, "r");
+        try {
+          await io.fsync(fd);
+        } finally {
+          io.closeSync(fd);
+        }
+        io.renameSync(staging, fileOf(digest));
+        await fsyncDirectory(io, directory);
+      }
+      known.set(digest, holder);
+      return `~${digest}`;
+    },
+    codeSync(holder) {
+      const code = inline(holder);
+      if (code !== undefined) return code;
+      const digest = digestOf(holder);
+      if (!stored(digest)) io.renameSync(writeSync(holder, digest), fileOf(digest));
+      known.set(digest, holder);
+      return `~${digest}`;
+    },
+    holder(code, location) {
+      if (!code.startsWith("~")) return Buffer.from(code, "base64url").toString("utf8");
+      const digest = code.slice(1);
+      const remembered = known.get(digest);
+      if (remembered !== undefined) return remembered;
+      let text: string;
+      try {
+        text = io.readFileSync(fileOf(digest)).toString("utf8");
+      } catch (error) {
+        if (!isErrno(error, "ENOENT")) throw error;
+        throw leaseCorrupt(location, `its holder file ${fileOf(digest)} is missing`);
+      }
+      if (digestOf(text) !== digest) throw leaseCorrupt(location, `its holder file ${fileOf(digest)} is damaged`);
+      known.set(digest, text);
+      return text;
+    },
+  };
+}
+
+/** The `corrupt` error of a damaged lease directory. */
+export function leaseCorrupt(location: string, problem: string): KeelError {
+  return new KeelError("corrupt", `lease ${location} is damaged: ${problem}`, { details: { location, problem }, retryable: false });
+}
+
+/** Decodes one entry name: its lease entry, or `undefined` when it is not a state. */
+export function decodeEntry(entry: string, holders: HolderBook, location: string): LeaseEntry | undefined {
+  const match = ENTRY_PATTERN.exec(entry);
+  if (!match) return undefined;
+  const token = Number(match[1]);
+  const expiresAt = Number(match[2]);
+  const code = match[3]!;
+  if (!Number.isSafeInteger(token) || !Number.isSafeInteger(expiresAt)) return undefined;
+  if (token === 0) return { entry, state: undefined, code };
+  return { entry, state: { holder: holders.holder(code, location), token, expiresAt }, code };
+}
+
+/**
+ * Reads a lease directory: its one entry, or `undefined` when the directory does not exist.
+ * A listing can see a rename half-way (the old and the new name): it is read again. Anything
+ * else than one state entry is `corrupt`.
+ */
+export function listLeaseEntry(io: FsIo, directory: string, holders: HolderBook): LeaseEntry | undefined {
+  for (let attempt = 0; ; attempt++) {
+    let names: string[];
+    try {
+      names = io.readdirSync(directory).map((dirent) => dirent.name);
+    } catch (error) {
+      if (isErrno(error, "ENOENT")) return undefined;
+      throw error;
+    }
+    if (names.length === 1) {
+      const decoded = decodeEntry(names[0]!, holders, directory);
+      if (decoded) return decoded;
+    }
+    if (names.length > 1 && attempt < LISTING_RETRIES) continue;
+    throw leaseCorrupt(directory, `it holds ${JSON.stringify(names)}, not one lease state`);
+  }
+}
+
+/** True when `entry` is in `directory` now (one `stat`). */
+export function entryExists(io: FsIo, directory: string, entry: string): boolean {
+  try {
+    io.statSync(`${directory}${path.sep}${entry}`);
+    return true;
+  } catch (error) {
+    if (isErrno(error, "ENOENT", "ENOTDIR")) return false;
+    throw error;
+  }
+}
+
+/** Removes a lease directory being built (cleanup; errors ignored). */
+export function removeLeaseBuilding(io: FsIo, building: string): void {
+  try {
+    for (const dirent of io.readdirSync(building)) io.unlinkSync(path.join(building, dirent.name));
+  } catch {
+    // may be gone already
+  }
+  try {
+    io.rmdirSync(building);
+  } catch {
+    // cleanup only
+  }
+}
+
+/**
+ * Creates the directory of lease `name` holding `state` (token 0: never held), unless it
+ * exists: built whole under a temporary name and renamed into place, so that no process ever
+ * sees it without its entry. True when this call made it. The caller fsyncs the leases directory.
+ */
+export function createLeaseDirectorySync(io: FsIo, paths: StorePaths, name: string, state: LeaseState, code: string): boolean {
+  const building = path.join(paths.leases, `${INIT_PREFIX}${process.pid}.${randomBytes(6).toString("hex")}`);
+  io.mkdirSync(building);
+  try {
+    io.closeSync(io.openSync(path.join(building, entryName(state, code)), "wx"));
+    io.renameSync(building, leaseDirectory(paths, name));
+    return true;
+  } catch (error) {
+    removeLeaseBuilding(io, building);
+    // Another process made it first: use theirs.
+    if (isErrno(error, "EEXIST", "ENOTEMPTY")) return false;
+    throw error;
+  }
+}
+
+/** Creates the directory of lease `name` in its never-held state, durably (once per lease name). */
+export async function createLeaseDirectory(io: FsIo, paths: StorePaths, name: string): Promise<void> {
+  if (createLeaseDirectorySync(io, paths, name, { holder: "", token: 0, expiresAt: 0 }, "")) await fsyncDirectory(io, paths.leases);
+}
