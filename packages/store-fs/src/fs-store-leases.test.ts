@@ -106,6 +106,16 @@ describe("lease state as one directory entry, changed by rename", () => {
     expect(await value(open(dir, io).leases.current("l"))).toEqual(renewed);
   });
 
+  it("makes no directory for a lease that is only read or released, never acquired", async () => {
+    const dir = tempDir();
+    const { io } = testIo({ id: "boot-a" });
+    const store = open(dir, io);
+    expect(await value(store.leases.current("l"))).toBeUndefined();
+    await value(store.leases.release({ name: "l", holder: "alice", token: 3, expiresAt: Date.now() + 1_000 }));
+    expect((await failure(store.leases.renew({ name: "l", holder: "alice", token: 3, expiresAt: Date.now() + 1_000 }))).code).toBe("lease_lost");
+    expect(existsSync(leaseDirectory(dir, "l"))).toBe(false);
+  });
+
   it("keeps a long holder's name in a file of its own, written durably once, and reads it back in another instance", async () => {
     const dir = tempDir();
     const { io, counts } = testIo({ id: "boot-a" });
@@ -136,6 +146,19 @@ describe("lease state as one directory entry, changed by rename", () => {
     const store = open(dir, io);
     expect((await failure(store.leases.current("l"))).code).toBe("corrupt");
     expect((await failure(store.leases.acquire("l", "bob", { ttlMs: 60_000 }))).code).toBe("corrupt");
+  });
+
+  it("keeps lease times in whole milliseconds when the clock gives fractions", async () => {
+    const dir = tempDir();
+    const clock = createManualClock(1_700_000_000_000.75);
+    const { io } = testIo({ id: "boot-a" });
+    const store = open(dir, io, { clock });
+    const lease = await value(store.leases.acquire("l", "alice", { ttlMs: 1_000 }));
+    expect(lease.expiresAt).toBe(1_700_000_001_000);
+    expect(await value(open(dir, io, { clock }).leases.current("l"))).toEqual(lease);
+    const renewed = await value(store.leases.renew(lease));
+    expect(Number.isInteger(renewed.expiresAt)).toBe(true);
+    expect((await value(store.check())).problems).toEqual([]);
   });
 
   it("lets exactly one of two instances win a free lease: the loser's rename fails and it decides again", async () => {

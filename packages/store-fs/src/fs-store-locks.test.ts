@@ -125,12 +125,16 @@ describe("locks", () => {
     expect(warnings.map((warning) => warning.type)).toContain("lock-lost");
   });
 
-  it("reports stale locks and half-built lock directories in check(), and frees or removes them with repair", async () => {
+  it("reports stale locks and half-built lock and lease directories in check(), and frees or removes them with repair", async () => {
     const { store, paths, docLock } = setup();
     plantLock(docLock, { pid: deadPid() });
     const building = path.join(paths.locks, `.init.${deadPid()}.abc`);
     mkdirSync(building);
     writeFileSync(path.join(building, "free"), "");
+    // A lease directory left half-built the same way.
+    const leaseBuilding = path.join(paths.leases, `.init.${deadPid()}.def`);
+    mkdirSync(leaseBuilding);
+    writeFileSync(path.join(leaseBuilding, "0.0."), "");
     const live = plantLock(paths.lockDirectory("doc:f"), { pid: livePid() });
     const byLocation = (left: { location: string }, right: { location: string }) => left.location.localeCompare(right.location);
     const report = await value(store.check());
@@ -138,13 +142,15 @@ describe("locks", () => {
       [
         { code: "orphan", location: building },
         { code: "orphan", location: docLock },
+        { code: "orphan", location: leaseBuilding },
       ].sort(byLocation),
     );
     const repaired = await value(store.check({ repair: true }));
-    expect(repaired.repaired.map((repair) => repair.action).sort()).toEqual(["removed-stale-lock", "removed-tmp"]);
+    expect(repaired.repaired.map((repair) => repair.action).sort()).toEqual(["removed-stale-lock", "removed-tmp", "removed-tmp"]);
     expect(repaired.ok).toBe(true);
     expect(entries(docLock)).toEqual(["free"]);
     expect(existsSync(building)).toBe(false);
+    expect(existsSync(leaseBuilding)).toBe(false);
     expect(entries(paths.lockDirectory("doc:f"))).toEqual([live]);
   });
 

@@ -35,6 +35,28 @@ const promisified =
   (fd: number): Promise<void> =>
     new Promise((resolve, reject) => call(fd, (error) => (error ? reject(error) : resolve())));
 
+/** One read of this size takes a whole small file (documents, markers) without asking its size first. */
+const SMALL_FILE_BYTES = 64 * 1024;
+let readBuffer: Buffer | undefined;
+
+/**
+ * Reads a whole file: one `read` into a reused buffer for a file under 64 KiB (open, read,
+ * close: no `fstat` for its size), else `fs.readFileSync`. The store's files are replaced by
+ * rename, never written in place, so a short read is the end of the file.
+ */
+function readWholeFile(path: string): Buffer {
+  const fd = fs.openSync(path, "r");
+  try {
+    readBuffer ??= Buffer.allocUnsafe(SMALL_FILE_BYTES);
+    const count = fs.readSync(fd, readBuffer, 0, SMALL_FILE_BYTES, 0);
+    // A copy: the buffer is reused by the next read.
+    if (count < SMALL_FILE_BYTES) return Buffer.from(readBuffer.subarray(0, count));
+    return fs.readFileSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 /** The real file system. */
 export const nodeFsIo: FsIo = {
   openSync: (path, flags, mode) => fs.openSync(path, flags, mode),
@@ -45,7 +67,7 @@ export const nodeFsIo: FsIo = {
   statSync: (path) => fs.statSync(path),
   lstatSync: (path) => fs.lstatSync(path),
   ftruncateSync: (fd, length) => fs.ftruncateSync(fd, length),
-  readFileSync: (path) => fs.readFileSync(path),
+  readFileSync: readWholeFile,
   renameSync: (from, to) => fs.renameSync(from, to),
   linkSync: (existing, created) => fs.linkSync(existing, created),
   unlinkSync: (path) => fs.unlinkSync(path),

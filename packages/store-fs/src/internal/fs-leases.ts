@@ -21,7 +21,7 @@ import {
 import { err, errAsync, okAsync, type Result } from "neverthrow";
 import { leaseFloor, type FsContext } from "./fs-context.js";
 import { isErrno } from "./fs-io.js";
-import { createLeaseDirectory, entryExists, entryName, leaseDirectory, listLeaseEntry, type LeaseEntry } from "./lease-entry.js";
+import { NEVER_HELD, createLeaseDirectory, entryExists, entryName, leaseDirectory, listLeaseEntry, type LeaseEntry } from "./lease-entry.js";
 
 /**
  * The lease store of the filesystem store. Each lease is a directory, `_keel/leases/<name>/`,
@@ -184,15 +184,19 @@ async function changeLease<T>(context: FsContext, name: string, decide: (current
       let current = context.leaseEntries.get(name);
       // A remembered entry is tried as it is: a rename from a stale one fails and is decided again.
       let verified = false;
+      let exists = true;
       if (!current) {
         current = readLeaseEntry(context, name);
         verified = true;
-        if (!current) {
-          await createLeaseDirectory(context.io, context.paths, name);
-          continue;
-        }
+        exists = current !== undefined;
+        current ??= NEVER_HELD;
       }
       const change = decide(current);
+      if (change.write && !exists) {
+        // The first change of this lease: its directory is made (never held), then the change is decided again.
+        await createLeaseDirectory(context.io, context.paths, name);
+        continue;
+      }
       if (!change.write) {
         // Nothing to write: the answer must come from the current state, not from a remembered one.
         if (verified || entryExists(context.io, directory, current.entry)) return change.value;
@@ -240,6 +244,11 @@ function endsLiveToken(state: LeaseState | undefined, holder: string, floor: num
   return state !== undefined && state.token >= floor && state.expiresAt !== 0 && state.holder !== holder;
 }
 
+/** The store's time in whole milliseconds, as lease states are kept (a fraction is dropped: a lease ends at most 1 ms early). */
+function leaseNow(context: FsContext): number {
+  return Math.floor(context.clock.now());
+}
+
 /** The lease store over lease directories, its tokens above the boot epoch's floor. */
 export function createFsLeaseStore(context: FsContext): LeaseStore {
   const remember = (name: string, token: number) => context.ownLeases.set(name, token);
@@ -254,7 +263,7 @@ export function createFsLeaseStore(context: FsContext): LeaseStore {
           const code = await context.holders.code(parsed.value.holder);
           const outcome = await changeLease(context, parsed.value.name, (current): Change<Attempt<Lease, Lease>> => {
             const previous = current.state;
-            const decision = decideAcquire(forAcquisition(previous, floor), parsed.value.name, parsed.value.holder, context.clock.now(), ttlMs);
+            const decision = decideAcquire(forAcquisition(previous, floor), parsed.value.name, parsed.value.holder, leaseNow(context), ttlMs);
             if (!decision.acquired) return { write: false, value: { done: false, last: previous ? { name: parsed.value.name, ...previous } : decision.held } };
             const { holder: owner, token, expiresAt } = decision.lease;
             return { write: true, next: { holder: owner, token, expiresAt }, code, endsToken: endsLiveToken(previous, owner, floor), value: { done: true, value: decision.lease } };
@@ -274,8 +283,8 @@ export function createFsLeaseStore(context: FsContext): LeaseStore {
       return context.operation("renew lease", async () => {
         const floor = await leaseFloor(context);
         const renewed = await changeLease(context, parsed.value.name, (current): Change<Result<Lease, KeelError>> => {
-          const now = context.clock.now();
-          const ttl = renewOptions.value.ttlMs ?? Math.max(1, parsed.value.expiresAt - now);
+          const now = leaseNow(context);
+          const ttl = renewOptions.value.ttlMs ?? Math.max(1, Math.floor(parsed.value.expiresAt - now));
           const decided = decideRenew(inThisBoot(current.state, floor), parsed.value, now, ttl);
           if (decided.isErr()) return { write: false, value: decided };
           const { holder, token, expiresAt } = decided.value;

@@ -17,7 +17,7 @@ import type { StorePaths } from "./fs-paths.js";
  */
 
 /** `<token>.<expiresAt>.<holder code>`: the holder in base64url, or `~` and the digest of a long holder. */
-const ENTRY_PATTERN = /^(\d{1,16})\.(\d{1,16})\.([A-Za-z0-9_-]*|~[0-9a-f]{40})$/;
+const ENTRY_PATTERN = /^(\d{1,16})\.(-?\d{1,16})\.([A-Za-z0-9_-]*|~[0-9a-f]{40})$/;
 /** Holders up to this many base64url characters live in the entry name itself (entry names stay far below 255 bytes). */
 const INLINE_HOLDER_MAX = 176;
 /** How often a read retries a directory that showed more than one entry (a rename seen half-way by a listing). */
@@ -31,10 +31,13 @@ export interface LeaseEntry {
   code: string;
 }
 
-/** The entry name of a state. */
+/** The entry name of a state (whole milliseconds: the store decides lease times in them). */
 export function entryName(state: LeaseState, code: string): string {
   return `${state.token}.${state.expiresAt}.${code}`;
 }
+
+/** The state of a lease directory that does not exist yet: never held. */
+export const NEVER_HELD: LeaseEntry = { entry: "0.0.", state: undefined, code: "" };
 
 /** Where long holder names are kept (content-addressed, written once). */
 export function holdersDirectory(paths: StorePaths): string {

@@ -9,8 +9,8 @@ import type { StorePaths } from "./fs-paths.js";
 /**
  * Lease tokens stay monotonic across machine crashes although lease state is not fsynced.
  *
- * Lease changes are written to the page cache only (see fs-leases.ts): a process crash loses
- * nothing, but a power loss or kernel crash can roll a lease file back to an older state, and
+ * Lease changes are renames not followed by a directory fsync (see lease-entry.ts): a process crash loses
+ * nothing, but a power loss or kernel crash can roll a lease back to an older state, and
  * the next acquisition could then hand out a token that was already handed out before the crash.
  * Every holder of that token died with the machine, yet a fence that outlived it (a host that
  * stored `{ lease, token }` somewhere and writes with it after the restart) would match again.
