@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSy
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createManualClock } from "@keel/core";
-import type { KeelStore } from "@keel/store";
+import type { KeelStore, Lease } from "@keel/store";
 import { afterEach, describe, expect, it } from "vitest";
 import type { FsStoreOptions } from "./fs-store-options.js";
 import { nodeFsIo, type FsIo } from "./internal/fs-io.js";
@@ -202,6 +202,30 @@ describe("fenced document writes", () => {
     expect((await failure(store.docs.put(["d"], 4, { expectedVersion: 3, fence }))).code).toBe("lease_lost");
     expect((await failure(other.docs.put(["d"], 4, { expectedVersion: 3, fence }))).code).toBe("lease_lost");
     expect(await value(store.docs.get(["d"]))).toMatchObject({ value: 3 });
+  });
+
+  it("take the lease's lock for every change that ends a live token (a release, an expired lease taken again, by anyone), and only for those", async () => {
+    const dir = tempDir();
+    const clock = createManualClock();
+    const { io, counts } = testIo({ id: "boot-a" });
+    const store = open(dir, io, { clock });
+    const locked = async (change: () => Promise<unknown>) => {
+      const before = counts.leaseLockRenames;
+      await change();
+      return counts.leaseLockRenames - before;
+    };
+    const first = await value(store.leases.acquire("l", "alice", { ttlMs: 1_000 }));
+    expect(await locked(() => value(store.leases.renew(first, { ttlMs: 1_000 })))).toBe(0);
+    // The same holder taking its live lease again keeps the token: nothing ends.
+    expect(await locked(() => value(store.leases.acquire("l", "alice", { ttlMs: 1_000 })))).toBe(0);
+    clock.advance(1_001);
+    // Expired but not released: a write fenced with its token may still be in flight, even for the same holder.
+    let second: Lease | undefined;
+    expect(await locked(async () => (second = await value(store.leases.acquire("l", "alice", { ttlMs: 1_000 }))))).toBe(2);
+    expect(second!.token).toBe(first.token + 1);
+    expect(await locked(() => value(store.leases.release(second!)))).toBe(2);
+    // A released lease ends no live token.
+    expect(await locked(() => value(store.leases.acquire("l", "bob", { ttlMs: 1_000 })))).toBe(0);
   });
 
   it("a release in this process waits for a fenced write that passed its check, and the write after it fails", async () => {

@@ -237,11 +237,14 @@ function forAcquisition(state: LeaseState | undefined, floor: number): LeaseStat
   return { holder: state?.holder ?? "", token: floor, expiresAt: 0 };
 }
 
-/** True when `state` holds a live token at `now` this boot that an acquisition by `holder` would end. */
-function endsLiveToken(state: LeaseState | undefined, holder: string, floor: number): boolean {
-  // An expired lease that was never released may still have a fenced write in flight that
-  // checked its fence the safe way (under the lease's lock), before it expired.
-  return state !== undefined && state.token >= floor && state.expiresAt !== 0 && state.holder !== holder;
+/**
+ * True when an acquisition that hands out `token` ends the token of `state`, which may still have
+ * a fenced write in flight: one that checked its fence the safe way (under the lease's lock)
+ * before the lease expired. A released lease, one of an earlier boot, or a holder taking its own
+ * live lease again (the token stays) ends no such token.
+ */
+function endsLiveToken(state: LeaseState | undefined, token: number, floor: number): boolean {
+  return state !== undefined && state.token >= floor && state.expiresAt !== 0 && state.token !== token;
 }
 
 /** The store's time in whole milliseconds, as lease states are kept (a fraction is dropped: a lease ends at most 1 ms early). */
@@ -266,7 +269,7 @@ export function createFsLeaseStore(context: FsContext): LeaseStore {
             const decision = decideAcquire(forAcquisition(previous, floor), parsed.value.name, parsed.value.holder, leaseNow(context), ttlMs);
             if (!decision.acquired) return { write: false, value: { done: false, last: previous ? { name: parsed.value.name, ...previous } : decision.held } };
             const { holder: owner, token, expiresAt } = decision.lease;
-            return { write: true, next: { holder: owner, token, expiresAt }, code, endsToken: endsLiveToken(previous, owner, floor), value: { done: true, value: decision.lease } };
+            return { write: true, next: { holder: owner, token, expiresAt }, code, endsToken: endsLiveToken(previous, token, floor), value: { done: true, value: decision.lease } };
           });
           if (outcome.done) remember(outcome.value.name, outcome.value.token);
           return outcome;
