@@ -1,6 +1,6 @@
 import { KeelError, validate } from "@keel/core";
 import type { Doc, Fence } from "@keel/store";
-import { ResultAsync, errAsync, okAsync } from "neverthrow";
+import { ResultAsync, err, errAsync, ok, type Result } from "neverthrow";
 import type { Capsule } from "../capsule-schema.js";
 import type { TurnRecord } from "../capsule-update.js";
 import { parseCheckpoint, writeRoleItems } from "../mission-checkpoint.js";
@@ -89,98 +89,89 @@ interface TurnReads {
   checkpointVersion: number | null;
 }
 
-/** Reads the capsule and the mission checkpoint; every failure becomes a warning. */
-function readState(context: TurnContext, turn: Turn, sink: WarningSink): ResultAsync<TurnReads, never> {
-  const docs = context.store.docs;
-  const key = capsuleKey(turn.missionId, turn.role);
-  const capsuleRead = docs.get(key).match(
-    (doc) => {
-      if (!doc) {
-        if (context.knownCapsules.has(turn.capsulePath)) {
-          sink.warn("capsule", "read", {
-            code: "not_found",
-            message: `the capsule at ${turn.capsulePath} is gone (deleted?); the role starts a new thread and a new capsule`,
-          });
-        }
-        return { capsule: null, capsuleExisted: false, capsuleDoc: { doc: undefined, capsule: null } };
-      }
-      context.knownCapsules.add(turn.capsulePath);
-      const known = context.capsules.get(turn.capsulePath, doc);
-      if (known) return { capsule: known, capsuleExisted: true, capsuleDoc: { doc, capsule: known } };
-      const parsed = parseCapsuleValue(doc, turn.missionId, turn.role);
-      if (parsed.isOk()) context.capsules.set(turn.capsulePath, doc, parsed.value);
-      if (parsed.isErr()) {
+/*
+ * The stateful path is written with async/await over the store's results (a `ResultAsync` is a
+ * promise of a `Result`): one turn runs on every call of a host loop, and a chain of
+ * `ResultAsync` steps costs a promise and a closure per step.
+ */
+
+/** Reads the capsule and the mission checkpoint (both started at once); every failure becomes a warning. */
+async function readState(context: TurnContext, turn: Turn, sink: WarningSink): Promise<TurnReads> {
+  const [capsuleRead, checkpointRead] = await Promise.all([context.store.docs.get(capsuleKey(turn.missionId, turn.role)), readCheckpointVersion(context, turn.missionId)]);
+  let capsule: Pick<TurnReads, "capsule" | "capsuleExisted" | "capsuleDoc">;
+  if (capsuleRead.isErr()) {
+    // Unreadable: whether it exists is unknown, so a missing one at save time is created.
+    sink.warn("capsule", "read", capsuleRead.error);
+    capsule = { capsule: null, capsuleExisted: false, capsuleDoc: undefined };
+  } else if (!capsuleRead.value) {
+    if (context.knownCapsules.has(turn.capsulePath)) {
+      sink.warn("capsule", "read", {
+        code: "not_found",
+        message: `the capsule at ${turn.capsulePath} is gone (deleted?); the role starts a new thread and a new capsule`,
+      });
+    }
+    capsule = { capsule: null, capsuleExisted: false, capsuleDoc: { doc: undefined, capsule: null } };
+  } else {
+    const doc = capsuleRead.value;
+    context.knownCapsules.add(turn.capsulePath);
+    const parsed = context.capsules.get(turn.capsulePath, doc) ?? parseCapsuleValue(doc, turn.missionId, turn.role).match(
+      (value) => (context.capsules.set(turn.capsulePath, doc, value), value),
+      (error) => {
         // It exists but is not a valid capsule of this role: ignored now, replaced when the turn saves.
-        sink.warn("capsule", "read", parsed.error);
-        return { capsule: null, capsuleExisted: true, capsuleDoc: { doc, capsule: null } };
-      }
-      return { capsule: parsed.value, capsuleExisted: true, capsuleDoc: { doc, capsule: parsed.value } };
-    },
-    (error) => {
-      // Unreadable: whether it exists is unknown, so a missing one at save time is created.
-      sink.warn("capsule", "read", error);
-      return { capsule: null, capsuleExisted: false, capsuleDoc: undefined };
-    },
-  );
-  const checkpointRead = readCheckpointVersion(context, turn.missionId).match(
-    (found) => {
-      if (!found) {
-        sink.warn("checkpoint", "read", {
-          code: "not_found",
-          message: `mission "${turn.missionId}" has no checkpoint: call initMissionCheckpoint(missionId) when the mission starts`,
-        });
-      }
-      return { checkpointExisted: found !== undefined, checkpointVersion: found?.version ?? null };
-    },
-    (error) => {
-      sink.warn("checkpoint", "read", error);
-      return { checkpointExisted: true, checkpointVersion: null };
-    },
-  );
-  return ResultAsync.fromSafePromise(
-    (async () => {
-      const capsule = await capsuleRead;
-      const checkpoint = await checkpointRead;
-      return { ...capsule, ...checkpoint };
-    })(),
-  );
+        sink.warn("capsule", "read", error);
+        return null;
+      },
+    );
+    capsule = { capsule: parsed, capsuleExisted: true, capsuleDoc: { doc, capsule: parsed } };
+  }
+  if (checkpointRead.isErr()) {
+    sink.warn("checkpoint", "read", checkpointRead.error);
+    return { ...capsule, checkpointExisted: true, checkpointVersion: null };
+  }
+  if (!checkpointRead.value) {
+    sink.warn("checkpoint", "read", {
+      code: "not_found",
+      message: `mission "${turn.missionId}" has no checkpoint: call initMissionCheckpoint(missionId) when the mission starts`,
+    });
+  }
+  return { ...capsule, checkpointExisted: checkpointRead.value !== undefined, checkpointVersion: checkpointRead.value?.version ?? null };
 }
 
 /** Reads the mission checkpoint's version (validated, or known valid at that version): `undefined` when there is none. */
-function readCheckpointVersion(context: TurnContext, missionId: string): ResultAsync<{ version: number } | undefined, KeelError> {
-  return context.store.docs.get(checkpointKey(missionId)).andThen((doc) => {
-    if (!doc) return okAsync(undefined);
-    if (context.checkpoints.get(missionId, doc)) return okAsync({ version: doc.version });
-    return parseCheckpoint(doc, missionId).map(() => {
-      context.checkpoints.set(missionId, doc, true);
-      return { version: doc.version };
-    });
-  });
+async function readCheckpointVersion(context: TurnContext, missionId: string): Promise<Result<{ version: number } | undefined, KeelError>> {
+  const read = await context.store.docs.get(checkpointKey(missionId));
+  if (read.isErr() || !read.value) return read.map(() => undefined);
+  const doc = read.value;
+  if (context.checkpoints.get(missionId, doc)) return ok({ version: doc.version });
+  const parsed = await parseCheckpoint(doc, missionId);
+  if (parsed.isErr()) return err(parsed.error);
+  context.checkpoints.set(missionId, doc, true);
+  return ok({ version: doc.version });
 }
 
 /** Plans, executes (retrying once fresh after a resume failure), saves, and reports one turn under the role's lease. */
 function runStatefulTurn(context: TurnContext, turn: Turn, execute: Execute, fence: Fence): ResultAsync<TurnResult, KeelError> {
+  return new ResultAsync(statefulTurn(context, turn, execute, fence));
+}
+
+async function statefulTurn(context: TurnContext, turn: Turn, execute: Execute, fence: Fence): Promise<Result<TurnResult, KeelError>> {
   const sink = createWarningSink(context, turn.missionId, turn.role);
-  return readState(context, turn, sink).andThen((reads) => {
-    const plan = planTurn(context, turn, reads.capsule, (reads.capsule?.counters.totalTurns ?? 0) + 1);
-    return ResultAsync.fromSafePromise(executeWithRetry(execute, plan, reads.capsule)).andThen(({ finalPlan, result, resumeFailed }) => {
-      const finished: FinishedTurn = {
-        reads,
-        plan: finalPlan,
-        resumeFailed,
-        sink,
-        fence,
-        outcome: result.isOk() ? result.value : null,
-        failure: result.isErr() ? result.error : null,
-      };
-      // The capsule records what is known even of a failed turn; the failure is then returned as is.
-      return saveTurn(context, turn, finished).andThen((turnNumber) => {
-        if (result.isErr()) return errAsync(result.error);
-        emitTurn(context, turn, { ...finalPlan, turn: turnNumber }, result.value, resumeFailed);
-        return okAsync({ outcome: result.value, plan: finalPlan, warnings: sink.warnings });
-      });
-    });
+  const reads = await readState(context, turn, sink);
+  const plan = planTurn(context, turn, reads.capsule, (reads.capsule?.counters.totalTurns ?? 0) + 1);
+  const { finalPlan, result, resumeFailed } = await executeWithRetry(execute, plan, reads.capsule);
+  // The capsule records what is known even of a failed turn; the failure is then returned as is.
+  const turnNumber = await saveTurn(context, turn, {
+    reads,
+    plan: finalPlan,
+    resumeFailed,
+    sink,
+    fence,
+    outcome: result.isOk() ? result.value : null,
+    failure: result.isErr() ? result.error : null,
   });
+  if (result.isErr()) return err(result.error);
+  emitTurn(context, turn, { ...finalPlan, turn: turnNumber }, result.value, resumeFailed);
+  return ok({ outcome: result.value, plan: finalPlan, warnings: sink.warnings });
 }
 
 /** Executes a plan; a `resume_failed` on a resumed turn drops the thread and retries once fresh from the capsule. */
@@ -208,24 +199,23 @@ interface FinishedTurn {
  * Saves a finished turn: the role's checkpoint items (when the outcome has some), then the
  * capsule. Never fails: every persistence problem becomes a warning. Resolves the turn number.
  */
-function saveTurn(context: TurnContext, turn: Turn, finished: FinishedTurn): ResultAsync<number, never> {
+async function saveTurn(context: TurnContext, turn: Turn, finished: FinishedTurn): Promise<number> {
   const at = context.clock.now();
-  return saveCheckpointItems(context, turn, finished, at).andThen((checkpointVersion) => {
-    const pointer = checkpointVersion ?? finished.reads.checkpointVersion;
-    const record: TurnRecord = {
-      missionId: turn.missionId,
-      role: turn.role,
-      request: turn.conditions,
-      action: finished.plan.action,
-      reason: finished.plan.reason,
-      resumeFailed: finished.resumeFailed,
-      result: finished.outcome ? resultOf(finished.outcome) : null,
-      failure: finished.failure ? { code: finished.failure.code, message: finished.failure.message } : null,
-      ...(pointer !== null ? { checkpoint: { version: pointer } } : {}),
-      at,
-    };
-    return saveCapsule(context, turn, finished, record);
-  });
+  const checkpointVersion = await saveCheckpointItems(context, turn, finished, at);
+  const pointer = checkpointVersion ?? finished.reads.checkpointVersion;
+  const record: TurnRecord = {
+    missionId: turn.missionId,
+    role: turn.role,
+    request: turn.conditions,
+    action: finished.plan.action,
+    reason: finished.plan.reason,
+    resumeFailed: finished.resumeFailed,
+    result: finished.outcome ? resultOf(finished.outcome) : null,
+    failure: finished.failure ? { code: finished.failure.code, message: finished.failure.message } : null,
+    ...(pointer !== null ? { checkpoint: { version: pointer } } : {}),
+    at,
+  };
+  return saveCapsule(context, turn, finished, record);
 }
 
 /** What a successful outcome contributes to the capsule. */
@@ -242,10 +232,10 @@ function resultOf(outcome: TurnOutcome): NonNullable<TurnRecord["result"]> {
 }
 
 /** Writes the role's checkpoint items, when the outcome has some. Resolves the checkpoint's new version, if written. */
-function saveCheckpointItems(context: TurnContext, turn: Turn, finished: FinishedTurn, at: number): ResultAsync<number | undefined, never> {
+async function saveCheckpointItems(context: TurnContext, turn: Turn, finished: FinishedTurn, at: number): Promise<number | undefined> {
   const items = finished.outcome?.openCheckpointItems;
-  if (items === undefined) return okAsync(undefined);
-  const written = writeRoleItems(context.store.docs, {
+  if (items === undefined) return undefined;
+  const written = await writeRoleItems(context.store.docs, {
     missionId: turn.missionId,
     role: turn.role,
     items,
@@ -254,55 +244,42 @@ function saveCheckpointItems(context: TurnContext, turn: Turn, finished: Finishe
     existedBefore: finished.reads.checkpointExisted,
     fence: finished.fence,
   });
-  return settle(
-    written,
-    (write) => {
-      if (write.written) return write.version;
-      finished.sink.warn("checkpoint", "write", {
-        code: "deleted",
-        message: `the checkpoint of mission "${turn.missionId}" was deleted during the turn; the role's items were not written`,
-      });
-      return undefined;
-    },
-    (error) => {
-      finished.sink.warn("checkpoint", "write", error);
-      return undefined;
-    },
-  );
+  if (written.isErr()) {
+    finished.sink.warn("checkpoint", "write", written.error);
+    return undefined;
+  }
+  if (written.value.written) return written.value.version;
+  finished.sink.warn("checkpoint", "write", {
+    code: "deleted",
+    message: `the checkpoint of mission "${turn.missionId}" was deleted during the turn; the role's items were not written`,
+  });
+  return undefined;
 }
 
 /** Writes the capsule. Resolves the role's turn number as stored (or as planned when nothing was stored). */
-function saveCapsule(context: TurnContext, turn: Turn, finished: FinishedTurn, record: TurnRecord): ResultAsync<number, never> {
+async function saveCapsule(context: TurnContext, turn: Turn, finished: FinishedTurn, record: TurnRecord): Promise<number> {
   const { sink, plan } = finished;
-  return settle(
-    writeCapsule(context.store.docs, record, finished.reads.capsuleExisted, finished.fence, finished.reads.capsuleDoc),
-    (written) => {
-      if (written.deletedDuringTurn) {
-        sink.warn("capsule", "write", {
-          code: "deleted",
-          message: `the capsule at ${turn.capsulePath} was deleted during the turn; it was not written again`,
-        });
-      }
-      if (written.capsule) context.knownCapsules.add(turn.capsulePath);
-      if (written.capsule && written.stamp) context.capsules.set(turn.capsulePath, written.stamp, written.capsule);
-      if (written.truncated.length > 0) {
-        sink.warn("capsule", "truncate", {
-          code: "too_large",
-          message: `the capsule at ${turn.capsulePath} was over its bounds; truncated with a marker: ${written.truncated.join(", ")}`,
-        });
-      }
-      return written.capsule?.counters.totalTurns ?? plan.turn;
-    },
-    (error) => {
-      sink.warn("capsule", "write", error);
-      return plan.turn;
-    },
-  );
-}
-
-/** Turns a result into a value that cannot fail, through one handler per side. */
-function settle<T, E, U>(result: ResultAsync<T, E>, onOk: (value: T) => U, onErr: (error: E) => U): ResultAsync<U, never> {
-  return ResultAsync.fromSafePromise(result.match(onOk, onErr));
+  const result = await writeCapsule(context.store.docs, record, finished.reads.capsuleExisted, finished.fence, finished.reads.capsuleDoc);
+  if (result.isErr()) {
+    sink.warn("capsule", "write", result.error);
+    return plan.turn;
+  }
+  const written = result.value;
+  if (written.deletedDuringTurn) {
+    sink.warn("capsule", "write", {
+      code: "deleted",
+      message: `the capsule at ${turn.capsulePath} was deleted during the turn; it was not written again`,
+    });
+  }
+  if (written.capsule) context.knownCapsules.add(turn.capsulePath);
+  if (written.capsule && written.stamp) context.capsules.set(turn.capsulePath, written.stamp, written.capsule);
+  if (written.truncated.length > 0) {
+    sink.warn("capsule", "truncate", {
+      code: "too_large",
+      message: `the capsule at ${turn.capsulePath} was over its bounds; truncated with a marker: ${written.truncated.join(", ")}`,
+    });
+  }
+  return written.capsule?.counters.totalTurns ?? plan.turn;
 }
 
 /** Emits `role.session.turn` for a successful turn. */
