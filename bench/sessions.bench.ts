@@ -104,11 +104,12 @@ for (const name of ["memory", "fs"] as const) {
 }
 
 /**
- * The same comparison on the fs store with a pause before every measured call. Back to back (the
- * rows vitest prints) a put follows a put within microseconds; on a VM the disk path and the CPU
- * stay hot then, and any work between two fsyncs (which a turn does) slows the next one. A real
- * turn's bookkeeping always follows a backend call of seconds, so each figure here is the median
- * of single calls measured after the same pause, interleaved (bare put, turn, bare put, …).
+ * The same comparison on the fs store as medians of single calls, interleaved (bare put, fenced
+ * put, turn, turn, bare put, …), without a pause and after the same pause before each call. In
+ * vitest's rows a put follows a put within microseconds, thousands of times: on a VM the disk
+ * path and the CPU stay hot then, and any work between two fsyncs (which a turn does) slows the
+ * next one; a real turn's bookkeeping follows a backend call of seconds. Medians, because fsync
+ * times have long tails that move the means.
  */
 async function afterPauses(): Promise<void> {
   const { rolling, kept, fence } = prepared.fs;
@@ -120,11 +121,12 @@ async function afterPauses(): Promise<void> {
   ];
   const median = (values: number[]) => [...values].sort((left, right) => left - right)[values.length >> 1]!;
   const rows: string[] = [];
-  for (const [pauseMs, rounds] of [[2, 600], [20, 150]] as const) {
+  // A pause of 0: no pause, but still single calls interleaved, so that no put follows a put.
+  for (const [pauseMs, rounds] of [[0, 1500], [2, 600], [20, 150]] as const) {
     const samples = tasks.map((): number[] => []);
     for (let round = 0; round < rounds; round++) {
       for (const [index, [, task]] of tasks.entries()) {
-        await new Promise((resolve) => setTimeout(resolve, pauseMs));
+        if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
         const started = performance.now();
         await task();
         samples[index]!.push(performance.now() - started);
@@ -133,10 +135,11 @@ async function afterPauses(): Promise<void> {
     const floor = median(samples[0]!);
     for (const [index, [label]] of tasks.entries()) {
       const value = median(samples[index]!);
-      rows.push(`  after ${String(pauseMs).padStart(2)} ms | ${label.padEnd(40)} | ${value.toFixed(3)} ms | ${(value / floor).toFixed(2)}× the floor`);
+      const when = pauseMs === 0 ? "no pause  " : `after ${String(pauseMs).padStart(2)} ms`;
+      rows.push(`  ${when} | ${label.padEnd(40)} | ${value.toFixed(3)} ms | ${(value / floor).toFixed(2)}× the floor`);
     }
   }
-  console.log(`[sessions bench] fs store, medians of single calls after a pause:\n${rows.join("\n")}`);
+  console.log(`[sessions bench] fs store, medians of single calls, interleaved:\n${rows.join("\n")}`);
 }
 await afterPauses();
 
