@@ -33,7 +33,12 @@ function tempDir(): string {
  */
 function testIo(boot: { id: string }) {
   const counts = { fsync: 0, rename: 0, leaseLockRenames: 0 };
-  const state: { doubleNextListing: boolean; fsyncGate: { reached: () => void; opened: Promise<void> } | undefined } = { doubleNextListing: false, fsyncGate: undefined };
+  const state: {
+    doubleNextListing: boolean;
+    fsyncGate: { reached: () => void; opened: Promise<void> } | undefined;
+    /** Runs just before the next rename that watches a lease entry, with the entry's path. */
+    beforeWatch: ((entry: string) => void) | undefined;
+  } = { doubleNextListing: false, fsyncGate: undefined, beforeWatch: undefined };
   const io: FsIo = {
     ...nodeFsIo,
     readFileSync: (file) => (file === BOOT_ID_FILE ? Buffer.from(`${boot.id}\n`) : nodeFsIo.readFileSync(file)),
@@ -47,6 +52,11 @@ function testIo(boot: { id: string }) {
       return entries;
     },
     renameSync: (from, to) => {
+      if (to.endsWith(".w") && state.beforeWatch) {
+        const hook = state.beforeWatch;
+        state.beforeWatch = undefined;
+        hook(from);
+      }
       nodeFsIo.renameSync(from, to);
       counts.rename++;
       if (from.includes(`${path.sep}locks${path.sep}lease-`)) counts.leaseLockRenames++;
@@ -204,28 +214,56 @@ describe("fenced document writes", () => {
     expect(await value(store.docs.get(["d"]))).toMatchObject({ value: 3 });
   });
 
-  it("take the lease's lock for every change that ends a live token (a release, an expired lease taken again, by anyone), and only for those", async () => {
+  it("take the lease's lock only to end a token that a write checked the safe way (watched), whoever ends it", async () => {
     const dir = tempDir();
     const clock = createManualClock();
     const { io, counts } = testIo({ id: "boot-a" });
     const store = open(dir, io, { clock });
-    const locked = async (change: () => Promise<unknown>) => {
+    const locked = async <T>(change: () => Promise<T>): Promise<[T, number]> => {
       const before = counts.leaseLockRenames;
-      await change();
-      return counts.leaseLockRenames - before;
+      const result = await change();
+      return [result, counts.leaseLockRenames - before];
     };
-    const first = await value(store.leases.acquire("l", "alice", { ttlMs: 1_000 }));
-    expect(await locked(() => value(store.leases.renew(first, { ttlMs: 1_000 })))).toBe(0);
-    // The same holder taking its live lease again keeps the token: nothing ends.
-    expect(await locked(() => value(store.leases.acquire("l", "alice", { ttlMs: 1_000 })))).toBe(0);
+    // A time to live below lockStaleMs: fenced writes check the safe way, and watch the token.
+    const [a] = await locked(() => value(store.leases.acquire("l", "alice", { ttlMs: 1_000 })));
+    await value(store.docs.put(["d"], 1, { create: true, fence: { lease: "l", token: a.token } }));
+    expect(entryOf(dir, "l")).toMatch(/\.w$/);
+    expect((await locked(() => value(store.leases.renew(a, { ttlMs: 1_000 }))))[1]).toBe(0);
+    // The same holder taking its live lease again keeps the token, watched: nothing ends.
+    expect((await locked(() => value(store.leases.acquire("l", "alice", { ttlMs: 1_000 }))))[1]).toBe(0);
+    expect(entryOf(dir, "l")).toMatch(/\.w$/);
     clock.advance(1_001);
-    // Expired but not released: a write fenced with its token may still be in flight, even for the same holder.
-    let second: Lease | undefined;
-    expect(await locked(async () => (second = await value(store.leases.acquire("l", "alice", { ttlMs: 1_000 }))))).toBe(2);
-    expect(second!.token).toBe(first.token + 1);
-    expect(await locked(() => value(store.leases.release(second!)))).toBe(2);
-    // A released lease ends no live token.
-    expect(await locked(() => value(store.leases.acquire("l", "bob", { ttlMs: 1_000 })))).toBe(0);
+    // Expired, not released, watched: a write with its token may still be in flight, even for the same holder.
+    const [b, takeover] = await locked(() => value(store.leases.acquire("l", "alice", { ttlMs: 1_000 })));
+    expect([b.token, takeover]).toEqual([a.token + 1, 2]);
+    expect(entryOf(dir, "l")).not.toMatch(/\.w$/);
+    // A token nobody watched ends with one rename: a release, an expired lease taken over.
+    expect((await locked(() => value(store.leases.release(b))))[1]).toBe(0);
+    const [c] = await locked(() => value(store.leases.acquire("l", "bob", { ttlMs: 1_000 })));
+    clock.advance(1_001);
+    expect((await locked(() => value(store.leases.acquire("l", "carol", { ttlMs: 1_000 }))))[1]).toBe(0);
+    expect((await failure(store.docs.put(["d"], 2, { expectedVersion: 1, fence: { lease: "l", token: c.token } }))).code).toBe("lease_lost");
+    // A watched one takes the lock to be released.
+    const carol = await value(store.leases.current("l"));
+    await value(store.docs.put(["d"], 2, { expectedVersion: 1, fence: { lease: "l", token: carol!.token } }));
+    expect((await locked(() => value(store.leases.release(carol!))))[1]).toBe(2);
+  });
+
+  it("a write that checks the safe way and a release that takes no lock never both win: the write's watch fails and its fence is over", async () => {
+    const dir = tempDir();
+    const { io, state } = testIo({ id: "boot-a" });
+    const [writer, holder] = [open(dir, io), open(dir, io)];
+    const lease = await value(holder.leases.acquire("l", "alice", { ttlMs: 60_000 }));
+    const fence = { lease: "l", token: lease.token };
+    // The holder releases between the writer's check and its watch (as another process could: a
+    // release of a token nobody watched takes no lock). The watch's rename fails; the writer
+    // reads again, and the fence is over.
+    state.beforeWatch = (entry) => renameSync(entry, path.join(path.dirname(entry), `${lease.token}.0.${code("alice")}`));
+    expect((await failure(writer.docs.put(["d"], 1, { create: true, fence }))).code).toBe("lease_lost");
+    expect(state.beforeWatch).toBeUndefined();
+    expect(await value(holder.leases.current("l"))).toBeUndefined();
+    expect((await failure(writer.logs.append(["log"], [{ id: "a", value: 1 }], { fence }))).code).toBe("lease_lost");
+    expect(await value(writer.docs.get(["d"]))).toBeUndefined();
   });
 
   it("a release in this process waits for a fenced write that passed its check, and the write after it fails", async () => {

@@ -26,10 +26,12 @@ import { NEVER_HELD, createLeaseDirectory, entryExists, entryName, leaseDirector
 /**
  * The lease store of the filesystem store. Each lease is a directory, `_keel/leases/<name>/`,
  * whose one entry names its state; every change is a compare-and-swap by rename (see
- * lease-entry.ts). Changes that end a live token — a release, a takeover of an expired lease —
- * also take the lease's lock, which a fenced write that checks its fence the safe way holds
- * until its write has landed; changes that keep every live fence valid (acquiring a free
- * lease, a renewal) need no lock.
+ * lease-entry.ts). A fenced write that checks its fence the safe way holds the lease's lock until
+ * its write has landed, and first marks the entry as watched (`.w`, one more rename). A change
+ * that ends a watched token — a release, a takeover of an expired lease — takes that lock too, so
+ * it waits for such a write; every other change needs no lock: a token nobody watched has no
+ * safe-way write in flight, and a write that starts watching it after the change finds its
+ * rename failing and its fence ended.
  */
 
 /** The lock resource of a lease name. */
@@ -96,18 +98,41 @@ export function checkFenceInThisBoot(state: LeaseState | undefined, fence: Fence
 }
 
 /**
- * Checks fences against the stored leases, by the store's clock. The caller holds the lease
- * locks ({@link fenceResources}), so no change that ends a token can slip in before its write,
- * and passes this boot's token floor ({@link leaseFloor}).
+ * Checks a fence the safe way, by the store's clock, and marks its token as watched so that no
+ * change ending it can land without the lease's lock. The caller holds that lock (both halves:
+ * {@link fenceResources}) until its write has landed, and passes this boot's token floor
+ * ({@link leaseFloor}). Resolves the lease state the fence was checked against.
  */
-export function assertFences(context: FsContext, fences: readonly (Fence | undefined)[], floor: number): void {
-  const now = context.clock.now();
-  for (const fence of fences) {
-    if (!fence) continue;
-    const state = isSafeName(fence.lease) ? readLeaseState(context, fence.lease) : undefined;
-    const checked = checkFenceInThisBoot(state, fence, now, floor);
-    if (checked.isErr()) throw checked.error;
+export function watchFence(context: FsContext, fence: Fence, floor: number): LeaseState {
+  if (!isSafeName(fence.lease)) {
+    const checked = checkFenceInThisBoot(undefined, fence, context.clock.now(), floor);
+    throw checked.isErr() ? checked.error : leaseLost(fence, "is not a lease name");
   }
+  const directory = leaseDirectory(context.paths, fence.lease);
+  for (let races = 0; ; races++) {
+    const current = readLeaseEntry(context, fence.lease);
+    const checked = checkFenceInThisBoot(current?.state, fence, context.clock.now(), floor);
+    if (checked.isErr()) throw checked.error;
+    // The fence passed, so the entry names a state.
+    const { state, code, entry } = current!;
+    if (current!.watched) return state!;
+    const watched = entryName(state!, code, true);
+    try {
+      context.io.renameSync(`${directory}${path.sep}${entry}`, `${directory}${path.sep}${watched}`);
+    } catch (error) {
+      // Changed meanwhile by a change that takes no lock: check again.
+      if (!isErrno(error, "ENOENT")) throw error;
+      context.leaseEntries.delete(fence.lease);
+      if (races >= MAX_RACES) throw raced(fence.lease);
+      continue;
+    }
+    rememberEntry(context, fence.lease, { entry: watched, state, code, watched: true });
+    return state!;
+  }
+}
+
+function raced(name: string): KeelError {
+  return new KeelError("unavailable", `lease "${name}" changed under ${MAX_RACES} tries in a row; try again`, { details: { lease: name }, retryable: true });
 }
 
 /**
@@ -115,8 +140,9 @@ export function assertFences(context: FsContext, fences: readonly (Fence | undef
  * error when it fails. The caller holds the document's lock, and keeps what this returns until
  * its write has landed.
  *
- * The safe way takes the lease's lock (both halves), so that no change that ends the token can
- * slip in between the check and the write. The fast way, for a lease this store instance
+ * The safe way takes the lease's lock (both halves) and marks the token as watched
+ * ({@link watchFence}), so that no change that ends the token can slip in between the check and
+ * the write. The fast way, for a lease this store instance
  * acquired or renewed itself, takes only the in-process half of that lock and checks that the
  * lease's entry is still the one it wrote (one `stat`). It is as safe, because:
  * - every change of the lease made in this process (a release, a renewal, another holder's
@@ -131,7 +157,7 @@ export function assertFences(context: FsContext, fences: readonly (Fence | undef
  */
 export async function holdFence(context: FsContext, fence: Fence, floor: number): Promise<() => void> {
   if (!isSafeName(fence.lease)) {
-    assertFences(context, [fence], floor);
+    watchFence(context, fence, floor);
     return () => {};
   }
   const resource = leaseResource(fence.lease);
@@ -149,7 +175,7 @@ export async function holdFence(context: FsContext, fence: Fence, floor: number)
     }
     const crossProcess = await context.locks.acquireCrossProcess(resource);
     try {
-      assertFences(context, [fence], floor);
+      watchFence(context, fence, floor);
     } catch (error) {
       crossProcess();
       throw error;
@@ -165,14 +191,14 @@ export async function holdFence(context: FsContext, fence: Fence, floor: number)
 }
 
 /** What a change decided on a lease's current entry: nothing to write, or a new state. */
-type Change<T> = { write: false; value: T } | { write: true; next: LeaseState; code: string; endsToken: boolean; value: T };
+type Change<T> = { write: false; value: T } | { write: true; next: LeaseState; code: string; watched: boolean; endsToken: boolean; value: T };
 
 /**
  * Changes lease `name`: `decide` sees its current entry and answers; a new state is written by
  * renaming the entry the decision was made on (a compare-and-swap: when another process changed
  * it meanwhile, the rename fails and `decide` runs again on what is there now). Holds the
  * in-process half of the lease's lock throughout, and the cross-process half too for a change
- * that ends a token (see {@link holdFence}).
+ * that ends a watched token (see {@link watchFence}).
  */
 async function changeLease<T>(context: FsContext, name: string, decide: (current: LeaseEntry) => Change<T>): Promise<T> {
   const resource = leaseResource(name);
@@ -207,18 +233,16 @@ async function changeLease<T>(context: FsContext, name: string, decide: (current
         crossProcess = await context.locks.acquireCrossProcess(resource);
         continue;
       }
-      const next = entryName(change.next, change.code);
+      const next = entryName(change.next, change.code, change.watched);
       try {
         context.io.renameSync(`${directory}${path.sep}${current.entry}`, `${directory}${path.sep}${next}`);
       } catch (error) {
         if (!isErrno(error, "ENOENT")) throw error;
         context.leaseEntries.delete(name);
-        if (races >= MAX_RACES) {
-          throw new KeelError("unavailable", `lease "${name}" changed under ${MAX_RACES} tries in a row; try again`, { details: { lease: name }, retryable: true });
-        }
+        if (races >= MAX_RACES) throw raced(name);
         continue;
       }
-      rememberEntry(context, name, { entry: next, state: change.next, code: change.code });
+      rememberEntry(context, name, { entry: next, state: change.next, code: change.code, watched: change.watched });
       return change.value;
     }
   } finally {
@@ -269,7 +293,16 @@ export function createFsLeaseStore(context: FsContext): LeaseStore {
             const decision = decideAcquire(forAcquisition(previous, floor), parsed.value.name, parsed.value.holder, leaseNow(context), ttlMs);
             if (!decision.acquired) return { write: false, value: { done: false, last: previous ? { name: parsed.value.name, ...previous } : decision.held } };
             const { holder: owner, token, expiresAt } = decision.lease;
-            return { write: true, next: { holder: owner, token, expiresAt }, code, endsToken: endsLiveToken(previous, token, floor), value: { done: true, value: decision.lease } };
+            // A holder taking its live lease again keeps the token, and what watches it.
+            const keeps = previous !== undefined && previous.token === token;
+            return {
+              write: true,
+              next: { holder: owner, token, expiresAt },
+              code,
+              watched: keeps && current.watched,
+              endsToken: current.watched && endsLiveToken(previous, token, floor),
+              value: { done: true, value: decision.lease },
+            };
           });
           if (outcome.done) remember(outcome.value.name, outcome.value.token);
           return outcome;
@@ -291,7 +324,7 @@ export function createFsLeaseStore(context: FsContext): LeaseStore {
           const decided = decideRenew(inThisBoot(current.state, floor), parsed.value, now, ttl);
           if (decided.isErr()) return { write: false, value: decided };
           const { holder, token, expiresAt } = decided.value;
-          return { write: true, next: { holder, token, expiresAt }, code: current.code, endsToken: false, value: decided };
+          return { write: true, next: { holder, token, expiresAt }, code: current.code, watched: current.watched, endsToken: false, value: decided };
         });
         if (renewed.isErr()) throw renewed.error;
         remember(renewed.value.name, renewed.value.token);
@@ -307,7 +340,7 @@ export function createFsLeaseStore(context: FsContext): LeaseStore {
         await changeLease(context, parsed.value.name, (current): Change<void> => {
           // A lease of an earlier boot is over already: nothing to write.
           const next = decideRelease(inThisBoot(current.state, floor), parsed.value);
-          return next ? { write: true, next, code: current.code, endsToken: true, value: undefined } : { write: false, value: undefined };
+          return next ? { write: true, next, code: current.code, watched: false, endsToken: current.watched, value: undefined } : { write: false, value: undefined };
         });
       });
     },

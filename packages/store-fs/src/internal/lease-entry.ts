@@ -16,8 +16,11 @@ import type { StorePaths } from "./fs-paths.js";
  * crash, see lease-epoch.ts). The empty state of a new directory is token 0.
  */
 
-/** `<token>.<expiresAt>.<holder code>`: the holder in base64url, or `~` and the digest of a long holder. */
-const ENTRY_PATTERN = /^(\d{1,16})\.(-?\d{1,16})\.([A-Za-z0-9_-]*|~[0-9a-f]{40})$/;
+/**
+ * `<token>.<expiresAt>.<holder code>[.w]`: the holder in base64url, or `~` and the digest of a
+ * long holder; `.w` when a fenced write checked this token the safe way (see fs-leases.ts).
+ */
+const ENTRY_PATTERN = /^(\d{1,16})\.(-?\d{1,16})\.([A-Za-z0-9_-]*|~[0-9a-f]{40})(\.w)?$/;
 /** Holders up to this many base64url characters live in the entry name itself (entry names stay far below 255 bytes). */
 const INLINE_HOLDER_MAX = 176;
 /** How often a read retries a directory that showed more than one entry (a rename seen half-way by a listing). */
@@ -29,15 +32,17 @@ export interface LeaseEntry {
   state: LeaseState | undefined;
   /** The code of the state's holder, for the next state of the same holder. */
   code: string;
+  /** True when a fenced write checked this token the safe way: ending the token then takes the lease's lock. */
+  watched: boolean;
 }
 
 /** The entry name of a state (whole milliseconds: the store decides lease times in them). */
-export function entryName(state: LeaseState, code: string): string {
-  return `${state.token}.${state.expiresAt}.${code}`;
+export function entryName(state: LeaseState, code: string, watched: boolean): string {
+  return `${state.token}.${state.expiresAt}.${code}${watched ? ".w" : ""}`;
 }
 
 /** The state of a lease directory that does not exist yet: never held. */
-export const NEVER_HELD: LeaseEntry = { entry: "0.0.", state: undefined, code: "" };
+export const NEVER_HELD: LeaseEntry = { entry: "0.0.", state: undefined, code: "", watched: false };
 
 /** Where long holder names are kept (content-addressed, written once). */
 export function holdersDirectory(paths: StorePaths): string {
@@ -159,9 +164,10 @@ export function decodeEntry(entry: string, holders: HolderBook, location: string
   const token = Number(match[1]);
   const expiresAt = Number(match[2]);
   const code = match[3]!;
+  const watched = match[4] !== undefined;
   if (!Number.isSafeInteger(token) || !Number.isSafeInteger(expiresAt)) return undefined;
-  if (token === 0) return { entry, state: undefined, code };
-  return { entry, state: { holder: holders.holder(code, location), token, expiresAt }, code };
+  if (token === 0) return { entry, state: undefined, code, watched };
+  return { entry, state: { holder: holders.holder(code, location), token, expiresAt }, code, watched };
 }
 
 /**
@@ -221,7 +227,7 @@ export function createLeaseDirectorySync(io: FsIo, paths: StorePaths, name: stri
   const building = path.join(paths.leases, `${INIT_PREFIX}${process.pid}.${randomBytes(6).toString("hex")}`);
   io.mkdirSync(building);
   try {
-    io.closeSync(io.openSync(path.join(building, entryName(state, code)), "wx"));
+    io.closeSync(io.openSync(path.join(building, entryName(state, code, false)), "wx"));
     io.renameSync(building, leaseDirectory(paths, name));
     return true;
   } catch (error) {

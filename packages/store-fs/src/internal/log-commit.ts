@@ -1,10 +1,10 @@
-import { isSafeName, newId, type KeelError } from "@keel/core";
+import { newId, type KeelError } from "@keel/core";
 import { decideAppend, keyPath, type AppendResult, type EncodedRecord, type Fence, type LeaseState, type LogState } from "@keel/store";
 import { err, ok, type Result } from "neverthrow";
 import { isoNow, type FsContext } from "./fs-context.js";
 import { writeFileDurably } from "./fs-durable-write.js";
 import { closeQuietly, toStoreError, writeAll } from "./fs-io.js";
-import { checkFenceInThisBoot, readLeaseState } from "./fs-leases.js";
+import { checkFenceInThisBoot, watchFence } from "./fs-leases.js";
 import { createRecordEncoder, encodeHeaderLine, type ScannedRecord } from "./log-format.js";
 import { readStoredValue, type LogIndex, type LogView } from "./log-index.js";
 
@@ -54,12 +54,20 @@ export async function commitDelete(context: FsContext, file: string, fence: Fenc
   return true;
 }
 
-/** Checks a fence, reading each lease once per batch (the batch holds the lease locks), against this boot's token floor. */
+/**
+ * Checks a fence the safe way (the batch holds the lease locks), against this boot's token floor:
+ * the first fence of each token in a batch is checked and watched ({@link watchFence}), the
+ * others against the state it was checked against.
+ */
 function assertFence(context: FsContext, fence: Fence | undefined, states: Map<string, LeaseState | undefined>, floor: FenceFloor): void {
   if (!fence) return;
-  if (!states.has(fence.lease)) states.set(fence.lease, isSafeName(fence.lease) ? readLeaseState(context, fence.lease) : undefined);
-  const checked = checkFenceInThisBoot(states.get(fence.lease), fence, context.clock.now(), floor());
-  if (checked.isErr()) throw checked.error;
+  const known = states.get(fence.lease);
+  if (known?.token === fence.token) {
+    const checked = checkFenceInThisBoot(known, fence, context.clock.now(), floor());
+    if (checked.isErr()) throw checked.error;
+    return;
+  }
+  states.set(fence.lease, watchFence(context, fence, floor()));
 }
 
 /** Commits a group of appends: plans them in order, writes once, settles each caller. */
