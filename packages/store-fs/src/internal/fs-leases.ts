@@ -131,6 +131,7 @@ export function watchFence(context: FsContext, fence: Fence, floor: number): Lea
   }
 }
 
+/** The error of a change that lost the compare-and-swap race {@link MAX_RACES} times in a row. */
 function raced(name: string): KeelError {
   return new KeelError("unavailable", `lease "${name}" changed under ${MAX_RACES} tries in a row; try again`, { details: { lease: name }, retryable: true });
 }
@@ -142,9 +143,9 @@ function raced(name: string): KeelError {
  *
  * The safe way takes the lease's lock (both halves) and marks the token as watched
  * ({@link watchFence}), so that no change that ends the token can slip in between the check and
- * the write. The fast way, for a lease this store instance
- * acquired or renewed itself, takes only the in-process half of that lock and checks that the
- * lease's entry is still the one it wrote (one `stat`). It is as safe, because:
+ * the write. The fast way, for a lease this store instance acquired or renewed itself, takes only
+ * the in-process half of that lock and checks that the lease's entry is still the one it wrote
+ * (one `stat`). It is as safe, because:
  * - every change of the lease made in this process (a release, a renewal, another holder's
  *   acquisition after expiry) waits for the in-process half, so none lands during the write;
  * - another process can only take the lease once it has expired, and the fast way is taken only
