@@ -317,6 +317,32 @@ describe("stores of layout 1", () => {
     expect(existsSync(path.join(leases, "held.json"))).toBe(false);
     expect((await value(store.check())).problems).toEqual([expect.objectContaining({ code: "corrupt", location: path.join(leases, "broken.json") })]);
   });
+
+  it("lose no lease when the upgrade fails half-way: the store stays layout 1 and the next open finishes it", async () => {
+    const dir = tempDir();
+    const leases = path.join(dir, "_keel", "leases");
+    mkdirSync(leases, { recursive: true });
+    const marker = path.join(dir, "_keel", "store.json");
+    writeFileSync(marker, JSON.stringify({ format: "keel.fs-store", version: 1 }));
+    const state = { holder: "alice", token: 7, expiresAt: Date.now() + 60_000 };
+    const checksum = `sha256:${createHash("sha256").update(`keel.lease.v1\nheld\n${state.holder}\n${state.token}\n${state.expiresAt}`).digest("hex")}`;
+    writeFileSync(path.join(leases, "held.json"), JSON.stringify({ format: "keel.lease.v1", name: "held", ...state, checksum }));
+    // The lease directory is made, then removing the old file fails (as a crash there would leave it).
+    const { io } = testIo({ id: "boot-a" });
+    const failing: FsIo = {
+      ...io,
+      unlinkSync: (file) => {
+        if (file.endsWith("held.json")) throw Object.assign(new Error(`EIO: ${file}`), { code: "EIO" });
+        io.unlinkSync(file);
+      },
+    };
+    expect(() => open(dir, failing)).toThrow(expect.objectContaining({ code: "io_failed" }));
+    expect(JSON.parse(readFileSync(marker, "utf8"))).toMatchObject({ version: 1 });
+    const store = open(dir, io);
+    expect(JSON.parse(readFileSync(marker, "utf8"))).toMatchObject({ version: 2 });
+    expect(existsSync(path.join(leases, "held.json"))).toBe(false);
+    expect(await value(store.leases.current("held"))).toEqual({ name: "held", ...state });
+  });
 });
 
 describe("lease tokens across machine restarts", () => {

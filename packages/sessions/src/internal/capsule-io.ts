@@ -57,13 +57,6 @@ export function observedInputTokens(outcome: TurnOutcome): number {
   return Math.ceil(outcome.promptBytes / 3);
 }
 
-/** The capsule a document holds when it is a valid capsule of the record's mission and role, else `null`. */
-function validCapsuleOf(doc: Doc | undefined, record: TurnRecord): Capsule | null {
-  if (!doc) return null;
-  const parsed = CapsuleSchema.safeParse(doc.value);
-  return parsed.success && parsed.data.missionId === record.missionId && parsed.data.role === record.role ? parsed.data : null;
-}
-
 /** What {@link writeCapsule} did. */
 export interface CapsuleWrite {
   /** The capsule as stored, or `undefined` when nothing was written. */
@@ -99,7 +92,8 @@ export function writeCapsule(
         return undefined;
       }
       // The document read at the turn's start was parsed then (`known.capsule`); only a newer one is parsed here.
-      const base = current && current === known?.doc && known.capsule !== undefined ? known.capsule : validCapsuleOf(current, record);
+      let base: Capsule | null = null;
+      if (current) base = current === known?.doc && known.capsule !== undefined ? known.capsule : parseCapsuleValue(current, record.missionId, record.role).unwrapOr(null);
       const bounded = applyTurnToCapsule(base, record);
       state.truncated = bounded.truncated;
       state.capsule = bounded.capsule;

@@ -1,15 +1,7 @@
-import type { SkillDiagnosticCode, SkillDiscoveryMode } from "../skill-view.js";
+import type { SkillDiagnosticCode, SkillDiscoveryMode, SkillEntry } from "../skill-view.js";
 
 /** The frontmatter fields of a usable skill (the file-independent part of a `SkillEntry`). */
-export interface SkillFields {
-  name: string;
-  description: string;
-  license: string | null;
-  compatibility: string | null;
-  metadata: Readonly<Record<string, string>>;
-  allowedTools: readonly string[] | null;
-  disableModelInvocation: boolean;
-}
+export type SkillFields = Pick<SkillEntry, "name" | "description" | "license" | "compatibility" | "metadata" | "allowedTools" | "disableModelInvocation">;
 
 /** One problem of a frontmatter, before it is tied to a path. */
 export interface FrontmatterIssue {

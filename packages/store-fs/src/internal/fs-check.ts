@@ -6,9 +6,8 @@ import type { FsContext } from "./fs-context.js";
 import { writeFileDurably } from "./fs-durable-write.js";
 import { closeQuietly, isErrno } from "./fs-io.js";
 import { inspectLeaseDirectory } from "./fs-leases.js";
-import { removeLeaseBuilding } from "./lease-entry.js";
 import { readBootRecord } from "./lease-epoch.js";
-import { INIT_PREFIX, processAlive } from "./fs-lock.js";
+import { INIT_PREFIX, processAlive, removeBuilding } from "./fs-lock.js";
 import {
   BACKUP_SUFFIX,
   INTERNAL_DIRECTORY,
@@ -195,7 +194,7 @@ function checkBuilding(context: FsContext, location: string, name: string, repai
   const pid = Number(name.slice(INIT_PREFIX.length).split(".")[0]);
   if (pid === process.pid || processAlive(pid)) return;
   if (repair) {
-    removeLeaseBuilding(context.io, location);
+    removeBuilding(context.io, location);
     findings.repaired.push({ action: "removed-tmp", location, message: `removed ${what} left half-built by a dead process` });
   } else {
     findings.problems.push({ code: "orphan", location, message: `${what} left half-built by a dead process` });

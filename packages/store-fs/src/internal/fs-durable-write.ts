@@ -84,3 +84,19 @@ export async function writeFileDurably(io: FsIo, target: string, bytes: Uint8Arr
   }
   await fsyncDirectory(io, directory);
 }
+
+/**
+ * Replaces `target` with `bytes` atomically but without fsync (a staging file renamed over it):
+ * for the few small files written synchronously when a store is opened, whose loss in a machine
+ * crash is harmless (they are written again the next time).
+ */
+export function writeFileAtomicSync(io: FsIo, target: string, bytes: Uint8Array): void {
+  const staging = temporaryPath(target);
+  const fd = io.openSync(staging, CREATE_EXCLUSIVE, 0o644);
+  try {
+    writeAll(io, fd, bytes, 0);
+  } finally {
+    io.closeSync(fd);
+  }
+  io.renameSync(staging, target);
+}

@@ -296,12 +296,12 @@ export function createLockManager(options: LockManagerOptions): LockManager {
   };
 }
 
-/** Removes a lock directory that was being built (cleanup, errors ignored). */
+/** Removes a lock or lease directory that was being built, with what is in it (cleanup, errors ignored). */
 export function removeBuilding(io: FsIo, building: string): void {
   try {
-    io.unlinkSync(path.join(building, FREE_ENTRY));
+    for (const dirent of io.readdirSync(building)) io.unlinkSync(path.join(building, dirent.name));
   } catch {
-    // may not exist
+    // may be gone already
   }
   try {
     io.rmdirSync(building);

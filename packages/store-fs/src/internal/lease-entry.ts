@@ -2,7 +2,8 @@ import { createHash, randomBytes } from "node:crypto";
 import path from "node:path";
 import { KeelError } from "@keel/core";
 import type { LeaseState } from "@keel/store";
-import { INIT_PREFIX } from "./fs-lock.js";
+import { INIT_PREFIX, removeBuilding } from "./fs-lock.js";
+import { writeFileAtomicSync, writeFileDurably } from "./fs-durable-write.js";
 import { fsyncDirectory, isErrno, type FsIo } from "./fs-io.js";
 import type { StorePaths } from "./fs-paths.js";
 
@@ -81,46 +82,13 @@ export function createHolderBook(io: FsIo, paths: StorePaths): HolderBook {
     const code = Buffer.from(holder, "utf8").toString("base64url");
     return code.length <= INLINE_HOLDER_MAX ? code : undefined;
   };
-  const writeSync = (holder: string, digest: string): string => {
-    try {
-      io.mkdirSync(directory);
-    } catch (error) {
-      if (!isErrno(error, "EEXIST")) throw error;
-    }
-    const staging = `${fileOf(digest)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
-    const fd = io.openSync(staging, "wx");
-    try {
-      const bytes = Buffer.from(holder, "utf8");
-      io.writeSync(fd, bytes, 0, bytes.length, 0);
-    } finally {
-      io.closeSync(fd);
-    }
-    return staging;
-  };
-  const stored = (digest: string) => {
-    try {
-      io.statSync(fileOf(digest));
-      return true;
-    } catch (error) {
-      if (isErrno(error, "ENOENT")) return false;
-      throw error;
-    }
-  };
   return {
     async code(holder) {
       const code = inline(holder);
       if (code !== undefined) return code;
       const digest = digestOf(holder);
-      if (known.get(digest) !== holder && !stored(digest)) {
-        const staging = writeSync(holder, digest);
-        const fd = io.openSync(staging, "r");
-        try {
-          await io.fsync(fd);
-        } finally {
-          io.closeSync(fd);
-        }
-        io.renameSync(staging, fileOf(digest));
-        await fsyncDirectory(io, directory);
+      if (known.get(digest) !== holder && !entryExists(io, directory, digest)) {
+        await writeFileDurably(io, fileOf(digest), Buffer.from(holder, "utf8"), { root: paths.root, backup: false });
       }
       known.set(digest, holder);
       return `~${digest}`;
@@ -129,7 +97,14 @@ export function createHolderBook(io: FsIo, paths: StorePaths): HolderBook {
       const code = inline(holder);
       if (code !== undefined) return code;
       const digest = digestOf(holder);
-      if (!stored(digest)) io.renameSync(writeSync(holder, digest), fileOf(digest));
+      if (!entryExists(io, directory, digest)) {
+        try {
+          io.mkdirSync(directory);
+        } catch (error) {
+          if (!isErrno(error, "EEXIST")) throw error;
+        }
+        writeFileAtomicSync(io, fileOf(digest), Buffer.from(holder, "utf8"));
+      }
       known.set(digest, holder);
       return `~${digest}`;
     },
@@ -204,20 +179,6 @@ export function entryExists(io: FsIo, directory: string, entry: string): boolean
   }
 }
 
-/** Removes a lease directory being built (cleanup; errors ignored). */
-export function removeLeaseBuilding(io: FsIo, building: string): void {
-  try {
-    for (const dirent of io.readdirSync(building)) io.unlinkSync(path.join(building, dirent.name));
-  } catch {
-    // may be gone already
-  }
-  try {
-    io.rmdirSync(building);
-  } catch {
-    // cleanup only
-  }
-}
-
 /**
  * Creates the directory of lease `name` holding `state` (token 0: never held), unless it
  * exists: built whole under a temporary name and renamed into place, so that no process ever
@@ -231,7 +192,7 @@ export function createLeaseDirectorySync(io: FsIo, paths: StorePaths, name: stri
     io.renameSync(building, leaseDirectory(paths, name));
     return true;
   } catch (error) {
-    removeLeaseBuilding(io, building);
+    removeBuilding(io, building);
     // Another process made it first: use theirs.
     if (isErrno(error, "EEXIST", "ENOTEMPTY")) return false;
     throw error;

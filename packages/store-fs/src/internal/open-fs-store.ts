@@ -8,14 +8,15 @@ import { createDocCache } from "./doc-cache.js";
 import { checkStore } from "./fs-check.js";
 import type { FsContext } from "./fs-context.js";
 import { createFsDocStore } from "./fs-docs.js";
-import { isErrno, nodeFsIo, toStoreError, writeAll, type FsIo } from "./fs-io.js";
+import { writeFileAtomicSync } from "./fs-durable-write.js";
+import { isErrno, nodeFsIo, toStoreError, type FsIo } from "./fs-io.js";
 import { createFsLeaseStore } from "./fs-leases.js";
 import { createLockManager } from "./fs-lock.js";
 import { createHolderBook, type HolderBook } from "./lease-entry.js";
 import { migrateLegacyLeases } from "./lease-legacy.js";
 import { createLeaseEpoch } from "./lease-epoch.js";
 import { createFsLogStore } from "./fs-logs.js";
-import { storePaths, temporaryPath, type StorePaths } from "./fs-paths.js";
+import { storePaths, type StorePaths } from "./fs-paths.js";
 import { createLogIndexCache } from "./log-index.js";
 
 /** The on-disk layout version this code writes and reads. */
@@ -46,14 +47,7 @@ function makeDirectories(io: FsIo, directory: string): void {
 
 /** Writes the layout marker of this code's layout. */
 function writeLayout(io: FsIo, paths: StorePaths): void {
-  const staging = temporaryPath(paths.marker);
-  const fd = io.openSync(staging, "wx");
-  try {
-    writeAll(io, fd, Buffer.from(`${JSON.stringify(STORE_LAYOUT, null, 2)}\n`), 0);
-  } finally {
-    io.closeSync(fd);
-  }
-  io.renameSync(staging, paths.marker);
+  writeFileAtomicSync(io, paths.marker, Buffer.from(`${JSON.stringify(STORE_LAYOUT, null, 2)}\n`));
 }
 
 /**
