@@ -23,6 +23,10 @@ const lanes = 2;
 const workerFile = "test/support/store-fs-crash-worker.ts";
 /** Workers started ahead, per lane (starting a TypeScript child costs far more than a run). */
 const PRELOADED = 2;
+/** A worker's line that acknowledges a document or log write. */
+const ACKNOWLEDGED = /^(DA|LA|XA) /;
+/** A worker is killed after 1 to this many acknowledged writes (and a random moment more). */
+const MAX_WRITES_BEFORE_KILL = 3;
 
 const made: string[] = [];
 afterAll(() => {
@@ -221,11 +225,15 @@ async function runLane(lane: number, count: number): Promise<{ acknowledged: num
       await worker.waitFor(/^loaded$/);
       worker.child.stdin!.write("go\n");
       await worker.waitFor(/^ready$/);
-      await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 200));
+      // Killed after a random number of acknowledged writes, then a random moment more: on a slow
+      // or loaded machine a worker still writes before it dies (a kill after a fixed time could
+      // come before its first write, every time).
+      await worker.waitForCount(ACKNOWLEDGED, 1 + Math.floor(Math.random() * MAX_WRITES_BEFORE_KILL));
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 20));
       worker.child.kill("SIGKILL");
       const exit = await worker.exited;
       expect(exit.signal, `worker failed on its own: ${worker.stderr()}`).toBe("SIGKILL");
-      acknowledged += worker.lines.filter((line) => /^(DA|LA|XA) /.test(line)).length;
+      acknowledged += worker.lines.filter((line) => ACKNOWLEDGED.test(line)).length;
       apply(model, worker.lines);
       await verifyAfterKill(dir, model, lane, iteration, leftovers);
     }
@@ -254,7 +262,7 @@ describe("@keel/store-fs under SIGKILL", () => {
     const torn = results.reduce((sum, result) => sum + result.leftovers.tornTails.size, 0);
     const orphans = results.reduce((sum, result) => sum + result.leftovers.orphans.size, 0);
     console.log(`${iterations} kills: ${acknowledged} acknowledged writes kept; left behind and handled: ${torn} torn log tails, ${orphans} staging files or stale locks`);
-    // The workers really did write between kills (not a vacuous pass).
-    expect(acknowledged).toBeGreaterThan(iterations * 5);
+    // The workers really did write between kills (not a vacuous pass): at least one per kill.
+    expect(acknowledged).toBeGreaterThanOrEqual(iterations);
   }, 600_000);
 });

@@ -13,6 +13,8 @@ export interface Worker {
   stderr(): string;
   /** Resolves when a line matching `pattern` appears (rejects if the process exits first). */
   waitFor(pattern: RegExp): Promise<string>;
+  /** Resolves once `count` lines matching `pattern` have appeared (rejects if the process exits first). */
+  waitForCount(pattern: RegExp, count: number): Promise<void>;
   /** Resolves with the exit code and signal once the process is gone (and reaped). */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
@@ -30,14 +32,15 @@ export function startWorker(file: string, args: readonly string[]): Worker {
   const lines: string[] = [];
   let partial = "";
   let stderr = "";
-  const waiters: { pattern: RegExp; resolve: (line: string) => void; reject: (error: Error) => void }[] = [];
+  // `left`: how many more matching lines the waiter needs.
+  const waiters: { pattern: RegExp; left: number; resolve: (line: string) => void; reject: (error: Error) => void }[] = [];
   child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
     const parts = (partial + chunk).split("\n");
     partial = parts.pop()!;
     for (const line of parts) {
       lines.push(line);
       for (const waiter of waiters.splice(0)) {
-        if (waiter.pattern.test(line)) waiter.resolve(line);
+        if (waiter.pattern.test(line) && --waiter.left === 0) waiter.resolve(line);
         else waiters.push(waiter);
       }
     }
@@ -54,11 +57,14 @@ export function startWorker(file: string, args: readonly string[]): Worker {
     lines,
     stderr: () => stderr,
     exited,
-    waitFor: (pattern) => {
-      const seen = lines.find((line) => pattern.test(line));
-      if (seen !== undefined) return Promise.resolve(seen);
-      if (child.exitCode !== null || child.signalCode !== null) return Promise.reject(new Error(`worker already exited: ${stderr}`));
-      return new Promise((resolve, reject) => waiters.push({ pattern, resolve, reject }));
-    },
+    waitFor: (pattern) => waitForCount(pattern, 1),
+    waitForCount: async (pattern, count) => void (await waitForCount(pattern, count)),
   };
+
+  function waitForCount(pattern: RegExp, count: number): Promise<string> {
+    const seen = lines.filter((line) => pattern.test(line));
+    if (seen.length >= count) return Promise.resolve(seen[count - 1]!);
+    if (child.exitCode !== null || child.signalCode !== null) return Promise.reject(new Error(`worker already exited: ${stderr}`));
+    return new Promise((resolve, reject) => waiters.push({ pattern, left: count - seen.length, resolve, reject }));
+  }
 }

@@ -28,10 +28,10 @@ export function docValue(name: string, n: number): { name: string; n: number; pa
 }
 
 /**
- * The value of log record `id`: mostly small, one in six 200–900 KB, so that many batches are
- * writes of hundreds of pages, which a kill can tear.
+ * The value of log record `id`: mostly small, one in six 64–320 KB, so that many batches are
+ * writes of tens of pages or more, which a kill can tear.
  */
 export function recordValue(id: string): { id: string; pad: string } {
   const h = hash(id);
-  return { id, pad: "r".repeat(h % 6 === 0 ? 200_000 + (h % 700_000) : h % 300) };
+  return { id, pad: "r".repeat(h % 6 === 0 ? 64_000 + (h % 256_000) : h % 300) };
 }

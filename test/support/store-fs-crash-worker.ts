@@ -80,6 +80,16 @@ let batches = 0;
 async function logWorker(name: string): Promise<never> {
   const key = ["crash", name];
   for (;;) {
+    // Checked before each round, the first too: a worker is often killed within its first
+    // round, and the log must not grow from worker to worker without bound.
+    const [first] = (await store.logs.read(key, { limit: 1 })).match((records) => records, (error) => fail(`read ${name}`, error));
+    const head = (await store.logs.head(key)).match((found) => found, (error) => fail(`head ${name}`, error));
+    if (first && head && head.lastSeq - first.seq + 1 > CRASH_LOG_LIMIT) {
+      say(`XT ${name}`);
+      const deleted = await store.logs.delete(key);
+      if (deleted.isErr()) fail(`delete log ${name}`, deleted.error);
+      say(`XA ${name}`);
+    }
     await Promise.all(
       Array.from({ length: 4 }, async () => {
         const batch = `${runId}.${name}.${batches++}`;
@@ -91,14 +101,6 @@ async function logWorker(name: string): Promise<never> {
         say(`LA ${name} ${batch} ${appended._unsafeUnwrap().lastSeq}`);
       }),
     );
-    const [first] = (await store.logs.read(key, { limit: 1 })).match((records) => records, (error) => fail(`read ${name}`, error));
-    const head = (await store.logs.head(key)).match((found) => found, (error) => fail(`head ${name}`, error));
-    if (first && head && head.lastSeq - first.seq + 1 > CRASH_LOG_LIMIT) {
-      say(`XT ${name}`);
-      const deleted = await store.logs.delete(key);
-      if (deleted.isErr()) fail(`delete log ${name}`, deleted.error);
-      say(`XA ${name}`);
-    }
   }
 }
 
