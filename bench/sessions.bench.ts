@@ -109,7 +109,9 @@ for (const name of ["memory", "fs"] as const) {
  * vitest's rows a put follows a put within microseconds, thousands of times: on a VM the disk
  * path and the CPU stay hot then, and any work between two fsyncs (which a turn does) slows the
  * next one; a real turn's bookkeeping follows a backend call of seconds. Medians, because fsync
- * times have long tails that move the means.
+ * times have long tails that move the means. Last, each turn less the fenced put measured just
+ * before it: the turn's own cost in milliseconds, which does not scale with the disk's fsync time
+ * as the ratio does.
  */
 async function afterPauses(): Promise<void> {
   const { rolling, kept, fence } = prepared.fs;
@@ -133,10 +135,15 @@ async function afterPauses(): Promise<void> {
       }
     }
     const floor = median(samples[0]!);
+    const when = pauseMs === 0 ? "no pause  " : `after ${String(pauseMs).padStart(2)} ms`;
     for (const [index, [label]] of tasks.entries()) {
       const value = median(samples[index]!);
-      const when = pauseMs === 0 ? "no pause  " : `after ${String(pauseMs).padStart(2)} ms`;
       rows.push(`  ${when} | ${label.padEnd(40)} | ${value.toFixed(3)} ms | ${(value / floor).toFixed(2)}× the floor`);
+    }
+    // The same rounds as differences: each turn less the fenced put measured just before it.
+    for (const [index, label] of [[2, "lease taken per turn"], [3, "lease kept"]] as const) {
+      const overhead = median(samples[index]!.map((value, round) => value - samples[1]![round]!));
+      rows.push(`  ${when} | ${`turn less its fenced put (${label})`.padEnd(40)} | ${overhead.toFixed(3)} ms |`);
     }
   }
   console.log(`[sessions bench] fs store, medians of single calls, interleaved:\n${rows.join("\n")}`);
