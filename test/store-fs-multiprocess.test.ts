@@ -3,27 +3,34 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { createFsStore } from "@keel/store-fs";
 import { afterAll, describe, expect, it } from "vitest";
-import { startWorker } from "./support/store-fs-child.js";
+import { startWorker, type Worker } from "./support/store-fs-child.js";
 
 const made: string[] = [];
 afterAll(() => {
   for (const dir of made) rmSync(dir, { recursive: true, force: true });
 });
 
+/**
+ * Lets every worker load, then starts them all at once (so that they really contend), and waits
+ * for each to exit with code 0. Returns the workers, their output read.
+ */
+async function runTogether(workers: Worker[]): Promise<Worker[]> {
+  try {
+    await Promise.all(workers.map((worker) => worker.waitFor(/^loaded$/)));
+    for (const worker of workers) worker.child.stdin!.write("go\n");
+    const exits = await Promise.all(workers.map((worker) => worker.exited));
+    workers.forEach((worker, index) => expect(exits[index]!.code, worker.stderr()).toBe(0));
+    return workers;
+  } finally {
+    for (const worker of workers) worker.child.kill("SIGKILL");
+  }
+}
+
 describe("@keel/store-fs with several processes", () => {
   it("loses no update: 4 processes × 250 CAS increments end at exactly 1,000, and their 1,000 appends are all there", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "keel-multiprocess-"));
     made.push(dir);
-    const workers = Array.from({ length: 4 }, (_, index) => startWorker("test/support/store-fs-cas-worker.ts", [dir, `w${index}`, "250"]));
-    try {
-      // Start all four together, so that they really contend.
-      await Promise.all(workers.map((worker) => worker.waitFor(/^loaded$/)));
-      for (const worker of workers) worker.child.stdin!.write("go\n");
-      const exits = await Promise.all(workers.map((worker) => worker.exited));
-      workers.forEach((worker, index) => expect(exits[index]!.code, worker.stderr()).toBe(0));
-    } finally {
-      for (const worker of workers) worker.child.kill("SIGKILL");
-    }
+    const workers = await runTogether(Array.from({ length: 4 }, (_, index) => startWorker("test/support/store-fs-cas-worker.ts", [dir, `w${index}`, "250"])));
     const conflicts = workers.reduce((sum, worker) => sum + Number(worker.lines.find((line) => line.startsWith("done"))!.split(" ")[1]), 0);
 
     const store = createFsStore({ dir });
@@ -49,15 +56,7 @@ describe("@keel/store-fs with several processes", () => {
   it("lets one process at a time hold a lease (released or expired and taken over): 4 processes × 40 fenced blind increments end at exactly 160, no token handed out twice", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "keel-multiprocess-lease-"));
     made.push(dir);
-    const workers = Array.from({ length: 4 }, (_, index) => startWorker("test/support/store-fs-lease-worker.ts", [dir, `w${index}`, "40", String(index)]));
-    try {
-      await Promise.all(workers.map((worker) => worker.waitFor(/^loaded$/)));
-      for (const worker of workers) worker.child.stdin!.write("go\n");
-      const exits = await Promise.all(workers.map((worker) => worker.exited));
-      workers.forEach((worker, index) => expect(exits[index]!.code, worker.stderr()).toBe(0));
-    } finally {
-      for (const worker of workers) worker.child.kill("SIGKILL");
-    }
+    const workers = await runTogether(Array.from({ length: 4 }, (_, index) => startWorker("test/support/store-fs-lease-worker.ts", [dir, `w${index}`, "40", String(index)])));
     const tokens = workers.flatMap((worker) => worker.lines.filter((line) => line.startsWith("token ")).map((line) => Number(line.slice("token ".length))));
     expect(tokens.length).toBeGreaterThanOrEqual(160);
     // Every acquisition got its own token: a release or an expiry ends it, the next one moves past it.

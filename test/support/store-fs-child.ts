@@ -13,8 +13,8 @@ export interface Worker {
   stderr(): string;
   /** Resolves when a line matching `pattern` appears (rejects if the process exits first). */
   waitFor(pattern: RegExp): Promise<string>;
-  /** Resolves once `count` lines matching `pattern` have appeared (rejects if the process exits first). */
-  waitForCount(pattern: RegExp, count: number): Promise<void>;
+  /** Resolves with the `count`-th line matching `pattern` once it appears (rejects if the process exits first). */
+  waitForCount(pattern: RegExp, count: number): Promise<string>;
   /** Resolves with the exit code and signal once the process is gone (and reaped). */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
@@ -58,7 +58,7 @@ export function startWorker(file: string, args: readonly string[]): Worker {
     stderr: () => stderr,
     exited,
     waitFor: (pattern) => waitForCount(pattern, 1),
-    waitForCount: async (pattern, count) => void (await waitForCount(pattern, count)),
+    waitForCount,
   };
 
   function waitForCount(pattern: RegExp, count: number): Promise<string> {

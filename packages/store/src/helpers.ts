@@ -32,12 +32,13 @@ export function updateDoc<T extends JsonValue>(
 ): ResultAsync<Doc<T> | undefined, KeelError> {
   const retries = options.retries ?? 20;
   const fence = options.fence ? { fence: options.fence } : {};
-  const read = (first: boolean): ResultAsync<Doc | undefined, KeelError> =>
-    first && options.known ? okAsync(options.known.doc) : docs.get(key);
   const attempt = (left: number): ResultAsync<Doc<T> | undefined, KeelError> => {
-    // A document the caller knew may have been replaced or deleted since: either way, re-read.
-    const fromKnown = left === retries && options.known !== undefined;
-    return read(left === retries).andThen((current) => {
+    // The first try starts from the document the caller knew, which may have been replaced or
+    // deleted since: either way, the next try reads it again.
+    const known = left === retries ? options.known : undefined;
+    const fromKnown = known !== undefined;
+    const read: ResultAsync<Doc | undefined, KeelError> = known ? okAsync(known.doc) : docs.get(key);
+    return read.andThen((current) => {
       const typed = current as Doc<T> | undefined;
       const produced = update(typed);
       const next = produced instanceof ResultAsync ? produced : okAsync(produced);
