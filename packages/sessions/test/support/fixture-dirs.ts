@@ -27,23 +27,33 @@ export interface WorkerLine {
   message?: string;
 }
 
-/** Runs the turn worker as a real child process and resolves its exit code and parsed lines. */
-export function runWorker(options: Record<string, unknown>): Promise<{ code: number | null; lines: WorkerLine[]; stderr: string }> {
+/** How {@link runWorker} starts its child. */
+export interface WorkerStart {
+  /** The script to run (default: the turn worker). */
+  file?: string;
+  /**
+   * Let permission bits bind the child. They do not bind root: run as root, the child runs under
+   * `setpriv` (util-linux) without the capabilities `dac_override` and `dac_read_search`.
+   */
+  permissionBound?: boolean;
+}
+
+/** Runs a worker script as a real child process and resolves its exit code and parsed JSON lines. */
+export function runWorker<Line = WorkerLine>(options: Record<string, unknown>, start: WorkerStart = {}): Promise<{ code: number | null; lines: Line[]; stderr: string }> {
+  const node = [process.execPath, "--import", "tsx", "--conditions=@keel/source", start.file ?? workerFile, JSON.stringify(options)];
+  const [command, ...args] = start.permissionBound && process.getuid?.() === 0 ? ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--", ...node] : node;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "--conditions=@keel/source", workerFile, JSON.stringify(options)], {
-      cwd: repoRoot,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(command!, args, { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
-    child.on("error", reject);
+    child.on("error", (error) => reject(new Error(`cannot start ${command}: ${error.message}`)));
     child.on("close", (code) => {
       const lines = stdout
         .split("\n")
         .filter((line) => line.startsWith("{"))
-        .map((line) => JSON.parse(line) as WorkerLine);
+        .map((line) => JSON.parse(line) as Line);
       resolve({ code, lines, stderr });
     });
   });
