@@ -111,42 +111,47 @@ for (const name of ["memory", "fs"] as const) {
  * next one; a real turn's bookkeeping follows a backend call of seconds. Medians, because fsync
  * times have long tails that move the means. Last, each turn less the fenced put measured just
  * before it: the turn's own cost in milliseconds, which does not scale with the disk's fsync time
- * as the ratio does.
+ * as the ratio does. A closing line sets the default turn's ratios against the 1.5× target.
  */
 async function afterPauses(): Promise<void> {
   const { rolling, kept, fence } = prepared.fs;
-  const tasks: [string, () => Promise<void>][] = [
-    ["bare durable put (floor)", () => barePut(stores.fs)],
-    ["fenced durable put", () => barePut(stores.fs, fence)],
-    ["runTurn, lease taken per turn (default)", async () => void (await rolling.runTurn(request, plain))._unsafeUnwrap()],
-    ["runTurn, lease kept between turns", async () => void (await kept.runTurn({ ...request, role: "kept" }, plain))._unsafeUnwrap()],
-  ];
+  const floor = { label: "bare durable put (floor)", run: () => barePut(stores.fs) };
+  const fenced = { label: "fenced durable put", run: () => barePut(stores.fs, fence) };
+  const turn = { label: "runTurn, lease taken per turn (default)", run: async () => void (await rolling.runTurn(request, plain))._unsafeUnwrap() };
+  const keptTurn = { label: "runTurn, lease kept between turns", run: async () => void (await kept.runTurn({ ...request, role: "kept" }, plain))._unsafeUnwrap() };
+  const tasks = [floor, fenced, turn, keptTurn];
   const median = (values: number[]) => [...values].sort((left, right) => left - right)[values.length >> 1]!;
   const rows: string[] = [];
+  const ratios: { when: string; ratio: number }[] = [];
   // A pause of 0: no pause, but still single calls interleaved, so that no put follows a put.
   for (const [pauseMs, rounds] of [[0, 1500], [2, 600], [20, 150]] as const) {
-    const samples = tasks.map((): number[] => []);
+    const samples = new Map(tasks.map((task) => [task, [] as number[]]));
     for (let round = 0; round < rounds; round++) {
-      for (const [index, [, task]] of tasks.entries()) {
+      for (const task of tasks) {
         if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
         const started = performance.now();
-        await task();
-        samples[index]!.push(performance.now() - started);
+        await task.run();
+        samples.get(task)!.push(performance.now() - started);
       }
     }
-    const floor = median(samples[0]!);
+    const floorMedian = median(samples.get(floor)!);
     const when = pauseMs === 0 ? "no pause  " : `after ${String(pauseMs).padStart(2)} ms`;
-    for (const [index, [label]] of tasks.entries()) {
-      const value = median(samples[index]!);
-      rows.push(`  ${when} | ${label.padEnd(40)} | ${value.toFixed(3)} ms | ${(value / floor).toFixed(2)}× the floor`);
+    for (const task of tasks) {
+      const value = median(samples.get(task)!);
+      rows.push(`  ${when} | ${task.label.padEnd(40)} | ${value.toFixed(3)} ms | ${(value / floorMedian).toFixed(2)}× the floor`);
     }
     // The same rounds as differences: each turn less the fenced put measured just before it.
-    for (const [index, label] of [[2, "lease taken per turn"], [3, "lease kept"]] as const) {
-      const overhead = median(samples[index]!.map((value, round) => value - samples[1]![round]!));
+    const fencedSamples = samples.get(fenced)!;
+    for (const [task, label] of [[turn, "lease taken per turn"], [keptTurn, "lease kept"]] as const) {
+      const overhead = median(samples.get(task)!.map((value, round) => value - fencedSamples[round]!));
       rows.push(`  ${when} | ${`turn less its fenced put (${label})`.padEnd(40)} | ${overhead.toFixed(3)} ms |`);
     }
+    ratios.push({ when: pauseMs === 0 ? "no pause" : `after ${pauseMs} ms`, ratio: median(samples.get(turn)!) / floorMedian });
   }
   console.log(`[sessions bench] fs store, medians of single calls, interleaved:\n${rows.join("\n")}`);
+  const listed = ratios.map(({ when, ratio }) => `${when} ${ratio.toFixed(3)}×`).join(", ");
+  const met = ratios.filter(({ ratio }) => ratio <= 1.5).length;
+  console.log(`[sessions bench] target: the default turn ≤ 1.5× the floor; interleaved medians: ${listed}: met in ${met} of ${ratios.length}`);
 }
 await afterPauses();
 
