@@ -93,6 +93,37 @@ describe("document writes under I/O faults", () => {
     });
   }
 
+  it("fsyncs the staging file before renaming it into place, and the directory after (what a power loss needs)", async () => {
+    const { dir, store, overrides } = setup(() => undefined);
+    await value(store.docs.put(["m", "d"], { n: 1 }, { create: true }));
+    const opened = new Map<number, string>();
+    const calls: string[] = [];
+    const relative = (file: string) => path.relative(dir, file).replace(/\.[^/]*\.tmp$/, ".<staging>");
+    overrides.openSync = (file, flags, mode) => {
+      const fd = nodeFsIo.openSync(file, flags, mode);
+      opened.set(fd, file);
+      return fd;
+    };
+    overrides.fsync = (fd) => {
+      calls.push(`fsync ${relative(opened.get(fd) ?? "?")}`);
+      return nodeFsIo.fsync(fd);
+    };
+    overrides.fdatasync = (fd) => {
+      calls.push(`fsync ${relative(opened.get(fd) ?? "?")}`);
+      return nodeFsIo.fdatasync(fd);
+    };
+    overrides.renameSync = (from, to) => {
+      calls.push(`rename ${relative(from)} -> ${relative(to)}`);
+      nodeFsIo.renameSync(from, to);
+    };
+    await value(store.docs.put(["m", "d"], { n: 2 }, { expectedVersion: 1 }));
+    const into = calls.indexOf("rename m/.<staging> -> m/d.json");
+    expect(into).toBeGreaterThan(-1);
+    expect(calls.slice(0, into)).toContain("fsync m/.<staging>");
+    expect(calls.slice(into + 1)).toContain("fsync m");
+    expect(await value(store.docs.get(["m", "d"]))).toMatchObject({ value: { n: 2 }, version: 2 });
+  });
+
   it("answers unavailable (retryable) for a transient EMFILE", async () => {
     const { store, arm } = setup((call) => (call === "openSync" || call === "readFileSync" ? "EMFILE" : undefined));
     arm();

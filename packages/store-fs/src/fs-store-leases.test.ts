@@ -214,6 +214,25 @@ describe("fenced document writes", () => {
     expect(await value(store.docs.get(["d"]))).toMatchObject({ value: 3 });
   });
 
+  it("the fast way sees a lease ended by another instance: the entry it knew is gone, so its fence fails", async () => {
+    const dir = tempDir();
+    const { io, counts } = testIo({ id: "boot-a" });
+    const [store, other] = [open(dir, io), open(dir, io)];
+    const lease = await value(store.leases.acquire("l", "alice", { ttlMs: 60_000 }));
+    const fence = { lease: "l", token: lease.token };
+    const before = counts.leaseLockRenames;
+    await value(store.docs.put(["d"], 1, { create: true, fence }));
+    expect(counts.leaseLockRenames).toBe(before);
+    // The lease object handed to another process, released there, long before it would expire.
+    await value(other.leases.release(lease));
+    expect((await failure(store.docs.put(["d"], 2, { expectedVersion: 1, fence }))).code).toBe("lease_lost");
+    // Taken by someone else meanwhile: still over for this instance, and the new holder writes.
+    const bob = await value(other.leases.acquire("l", "bob", { ttlMs: 60_000 }));
+    expect((await failure(store.docs.put(["d"], 2, { expectedVersion: 1, fence }))).code).toBe("lease_lost");
+    await value(other.docs.put(["d"], 2, { expectedVersion: 1, fence: { lease: "l", token: bob.token } }));
+    expect(await value(store.docs.get(["d"]))).toMatchObject({ value: 2, version: 2 });
+  });
+
   it("take the lease's lock only to end a token that a write checked the safe way (watched), whoever ends it", async () => {
     const dir = tempDir();
     const clock = createManualClock();
