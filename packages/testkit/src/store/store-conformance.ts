@@ -338,6 +338,30 @@ export function describeStoreConformance(target: StoreConformanceTarget): void {
         expect((await value(store.leases.current("mission.m1")))?.holder).toBe("successor");
       });
 
+      it("refuses to renew an expired lease though no one took it over; taking it again gives a new token", async () => {
+        const store = await open();
+        const lease = await value(store.leases.acquire("lapsed", "alice", { ttlMs: ttl }));
+        await sleep(ttl * 2 + 20);
+        expect(await code(store.leases.renew(lease, { ttlMs: 10_000 }))).toBe("lease_lost");
+        expect(await code(store.docs.put(["d"], 1, { create: true, fence: { lease: "lapsed", token: lease.token } }))).toBe("lease_lost");
+        expect(await value(store.leases.current("lapsed"))).toBeUndefined();
+        const again = await value(store.leases.acquire("lapsed", "alice", { ttlMs: 10_000 }));
+        expect(again.token).toBeGreaterThan(lease.token);
+        expect(await code(store.docs.put(["d"], 1, { create: true, fence: { lease: "lapsed", token: lease.token } }))).toBe("lease_lost");
+      });
+
+      it("lets only its holder renew or release a lease, even given its token", async () => {
+        const store = await open();
+        const lease = await value(store.leases.acquire("owned", "alice", { ttlMs: 10_000 }));
+        const forged: Lease = { ...lease, holder: "mallory" };
+        expect(await code(store.leases.renew(forged))).toBe("lease_lost");
+        // Releasing a lease one does not hold changes nothing (as releasing one twice does).
+        await value(store.leases.release(forged));
+        expect(await value(store.leases.current("owned"))).toMatchObject({ holder: "alice", token: lease.token });
+        await value(store.docs.put(["d"], 1, { create: true, fence: { lease: "owned", token: lease.token } }));
+        expect(await code(store.leases.acquire("owned", "mallory", { ttlMs: 10_000 }))).toBe("lease_held");
+      });
+
       it("fails a fenced write after the lease was released", async () => {
         const store = await open();
         const lease = await value(store.leases.acquire("l1", "a", { ttlMs: 10_000 }));
