@@ -1,10 +1,10 @@
 import { mkdirSync, rmSync, writeFileSync, existsSync } from "node:fs";
 import path from "node:path";
-import { createEventBus, createManualClock, type RoleSessionWarningEvent } from "@keel/core";
-import { createRoleSessions, roleLeaseName, type TurnOutcome, type TurnRequest } from "@keel/sessions";
+import { createEventBus, type RoleSessionWarningEvent } from "@keel/core";
+import { createRoleSessions, type TurnOutcome, type TurnRequest } from "@keel/sessions";
 import { createFsStore } from "@keel/store-fs";
-import { okAsync, ResultAsync } from "neverthrow";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { okAsync } from "neverthrow";
+import { afterEach, describe, expect, it } from "vitest";
 import { temporaryDirectory } from "./support/fixture-dirs.js";
 
 const request: TurnRequest = { missionId: "m1", role: "engineer", backend: { id: "codex", resumable: true }, model: null, branch: "main", objectiveRevision: 1 };
@@ -53,46 +53,6 @@ describe("on the filesystem store", () => {
     const capsule = (await second.sessions.readCapsule("m1", "engineer"))._unsafeUnwrap()!;
     expect(capsule.counters).toMatchObject({ turnsSinceRotation: 4, totalTurns: 4, observedInputTokens: 400 });
     await second.store.close();
-  });
-});
-
-describe("the role's lease on the filesystem store", () => {
-  it("is renewed while a turn outlives its time to live: no one else can take it, and the turn saves", async () => {
-    vi.useFakeTimers();
-    try {
-      const dir = directory();
-      const clock = createManualClock();
-      const store = createFsStore({ dir, clock });
-      cleanups.push(() => store.close());
-      const sessions = createRoleSessions({ store, clock, events: createEventBus({ clock }), policy: "rolling", lease: { ttlMs: 1_000 } });
-      const other = createFsStore({ dir, clock });
-      cleanups.push(() => other.close());
-      (await sessions.initMissionCheckpoint("m1"))._unsafeUnwrap();
-      const leaseName = roleLeaseName("m1", "engineer");
-      const attempts: string[] = [];
-      const result = await sessions.runTurn(request, () =>
-        ResultAsync.fromSafePromise(
-          (async () => {
-            // Five times the lease's time to live, in steps that the renewal (every third of it) keeps up with.
-            for (let step = 0; step < 25; step++) {
-              clock.advance(200);
-              await vi.advanceTimersByTimeAsync(200);
-              if (step % 5 === 4) {
-                const taken = await other.leases.acquire(leaseName, "other-process", { ttlMs: 60_000 });
-                attempts.push(taken.isErr() ? taken.error.code : "acquired");
-              }
-            }
-            return outcome("t-1");
-          })(),
-        ),
-      );
-      expect(attempts).toEqual(["lease_held", "lease_held", "lease_held", "lease_held", "lease_held"]);
-      expect(result._unsafeUnwrap().warnings).toEqual([]);
-      expect((await sessions.readCapsule("m1", "engineer"))._unsafeUnwrap()?.counters.totalTurns).toBe(1);
-      await sessions.close();
-    } finally {
-      vi.useRealTimers();
-    }
   });
 });
 
