@@ -28,6 +28,12 @@ describe("intersectLimits", () => {
     });
   });
 
+  it("names the level whose name sorts first when levels tie on the strictest limit, in either order", () => {
+    const [task, global] = [{ name: "task", limits: { tokens: 5 } }, { name: "global", limits: { tokens: 5, calls: 9 } }];
+    expect(unwrap([task, global]).tokens).toEqual({ limit: 5, source: "global" });
+    expect(unwrap([global, task]).tokens).toEqual({ limit: 5, source: "global" });
+  });
+
   it("leaves a dimension no level limits unlimited, and no levels at all is no limit", () => {
     expect(unwrap([{ name: "global", limits: { tokens: 5 } }]).timeMs).toBeUndefined();
     expect(unwrap([])).toEqual({});

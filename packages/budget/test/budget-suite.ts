@@ -174,6 +174,17 @@ export function describeBudgetSuite(name: string, target: BudgetSuiteTarget): vo
       expect((await global.expireStale(0))._unsafeUnwrap().expired).toEqual([]);
     });
 
+    it("expires a reservation made exactly olderThanMs ago, and not one a millisecond younger", async () => {
+      const { global, task } = tree();
+      const edge = (await task.reserve({ tokens: 100 }))._unsafeUnwrap();
+      fixture.clock.advance(1);
+      const younger = (await task.reserve({ tokens: 100 }))._unsafeUnwrap();
+      fixture.clock.advance(29_999);
+      const result = (await global.expireStale(30_000))._unsafeUnwrap();
+      expect(result.expired.map((entry) => entry.id)).toEqual([edge.id]);
+      expect((await younger.settle({ tokens: 100 }))._unsafeUnwrap().settlement.outcome).toBe("settled");
+    });
+
     it("reaches a reservation by id from another handle (e.g. after a restart)", async () => {
       const { task } = tree();
       const made = (await task.reserve({ tokens: 400, calls: 1 }))._unsafeUnwrap();
