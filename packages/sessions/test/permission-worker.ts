@@ -1,9 +1,10 @@
 /**
  * A child process for the permission-fault tests: on the filesystem store at `dir`, runs two
- * turns of one role, takes away a permission (`chmod`) from the capsule or the checkpoint, runs
- * a turn under the fault, gives the permission back and runs one more turn. Prints one JSON line
- * per case. The test runs it as an unprivileged user (when the test itself runs as root, whom
- * permission bits do not stop), so the faults are the kernel's own `EACCES`. Run with
+ * turns of one role, takes away a permission (`chmod`) from the capsule, the checkpoint or their
+ * directories, runs a turn under the fault, gives the permission back and runs one more turn.
+ * Prints one JSON line per case. The test runs it so that permission bits bind it (as root, whom
+ * they do not stop, under `setpriv` without the capabilities that bypass them), so the faults
+ * are the kernel's own `EACCES`. Run with
  * `node --import tsx --conditions=@keel/source permission-worker.ts '<json options>'`.
  */
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
