@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describeBackendConformance } from "@keel/testkit/backend";
 import { afterEach, describe, expect, it } from "vitest";
 import { createFakeCliHarness, fakeCliTarget, type FakeCliHarness } from "../__fixtures__/fake-cli-target.js";
-import { createClaudeCodeBackend, type ClaudeCodeBackendOptions } from "./index.js";
+import { createClaudeCodeBackend, createClaudeCodeParser, type ClaudeCodeBackendOptions } from "./index.js";
 
 const fake = new URL("./__fixtures__/fake-claude-code.mjs", import.meta.url);
 
@@ -106,5 +106,33 @@ describe("claude-code adapter", () => {
   it("throws invalid_input at once for bad options", () => {
     expect(() => createClaudeCodeBackend({ permissionMode: "yolo" as never })).toThrow(expect.objectContaining({ code: "invalid_input" }));
     expect(() => createClaudeCodeBackend({ unknown: 1 } as never)).toThrow(expect.objectContaining({ code: "invalid_input" }));
+  });
+});
+
+describe("claude-code stream parser: the result event decides success", () => {
+  const findingsOf = (result: Record<string, unknown>) => {
+    const parser = createClaudeCodeParser();
+    parser.push(JSON.stringify({ type: "system", subtype: "init", session_id: "s-1" }));
+    parser.push(JSON.stringify({ type: "result", session_id: "s-1", duration_ms: 1, ...result }));
+    return parser.findings();
+  };
+
+  // Claude Code has been seen to exit 0 with `is_error: true` (shared/research/backends.md): both fields count.
+  it("an in-band error when is_error is true, though the subtype says success", () => {
+    expect(findingsOf({ subtype: "success", is_error: true, result: "API Error: 401 invalid x-api-key" })).toMatchObject({
+      terminal: true,
+      inBandError: "API Error: 401 invalid x-api-key",
+    });
+  });
+
+  it("an in-band error when the subtype is not success, though is_error is false", () => {
+    expect(findingsOf({ subtype: "error_max_turns", is_error: false, errors: ["Reached maximum number of turns (2)"] })).toMatchObject({
+      terminal: true,
+      inBandError: "Reached maximum number of turns (2)",
+    });
+  });
+
+  it("no error for a successful result", () => {
+    expect(findingsOf({ subtype: "success", is_error: false, result: "done" })).toMatchObject({ terminal: true, text: "done", inBandError: null, threadId: "s-1" });
   });
 });
