@@ -135,7 +135,8 @@ async function afterPauses(): Promise<void> {
       }
     }
     const floorMedian = median(samples.get(floor)!);
-    const when = pauseMs === 0 ? "no pause  " : `after ${String(pauseMs).padStart(2)} ms`;
+    const pause = pauseMs === 0 ? "no pause" : `after ${pauseMs} ms`;
+    const when = pause.padEnd(11);
     for (const task of tasks) {
       const value = median(samples.get(task)!);
       rows.push(`  ${when} | ${task.label.padEnd(40)} | ${value.toFixed(3)} ms | ${(value / floorMedian).toFixed(2)}× the floor`);
@@ -146,7 +147,7 @@ async function afterPauses(): Promise<void> {
       const overhead = median(samples.get(task)!.map((value, round) => value - fencedSamples[round]!));
       rows.push(`  ${when} | ${`turn less its fenced put (${label})`.padEnd(40)} | ${overhead.toFixed(3)} ms |`);
     }
-    ratios.push({ when: pauseMs === 0 ? "no pause" : `after ${pauseMs} ms`, ratio: median(samples.get(turn)!) / floorMedian });
+    ratios.push({ when: pause, ratio: median(samples.get(turn)!) / floorMedian });
   }
   console.log(`[sessions bench] fs store, medians of single calls, interleaved:\n${rows.join("\n")}`);
   const listed = ratios.map(({ when, ratio }) => `${when} ${ratio.toFixed(3)}×`).join(", ");

@@ -104,14 +104,12 @@ describe("document writes under I/O faults", () => {
       opened.set(fd, file);
       return fd;
     };
-    overrides.fsync = (fd) => {
+    const logged = (sync: (fd: number) => Promise<void>) => (fd: number) => {
       calls.push(`fsync ${relative(opened.get(fd) ?? "?")}`);
-      return nodeFsIo.fsync(fd);
+      return sync(fd);
     };
-    overrides.fdatasync = (fd) => {
-      calls.push(`fsync ${relative(opened.get(fd) ?? "?")}`);
-      return nodeFsIo.fdatasync(fd);
-    };
+    overrides.fsync = logged(nodeFsIo.fsync);
+    overrides.fdatasync = logged(nodeFsIo.fdatasync);
     overrides.renameSync = (from, to) => {
       calls.push(`rename ${relative(from)} -> ${relative(to)}`);
       nodeFsIo.renameSync(from, to);
