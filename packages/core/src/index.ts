@@ -9,7 +9,7 @@ export { SAFE_NAME_PATTERN, SafeNameSchema, isSafeName, parseSafeName } from "./
 export type { SafeName } from "./safe-name.js";
 export { estimateTokens } from "./tokens.js";
 export type { TokenEstimator } from "./tokens.js";
-export { validate, validateOrThrow } from "./validate.js";
+export { isCount, isPlainObjectOf, validate, validateFast, validateOrThrow } from "./validate.js";
 export { UsageSchema, emptyUsage, totalInputTokens } from "./usage.js";
 export type { Usage } from "./usage.js";
 export { USAGE_DIALECTS, addUsage, normalizeUsage } from "./usage-normalize.js";

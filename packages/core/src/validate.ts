@@ -23,6 +23,44 @@ export function validate<S extends z.ZodType>(schema: S, input: unknown, what: s
   );
 }
 
+/**
+ * {@link validate} with a fast path for hot entry points. `accept(input)` answers the value the
+ * schema would produce for a common, plainly well-formed input, or `undefined` for anything
+ * else, which the schema then validates (and, when bad, reports as {@link validate} does). zod
+ * stays the judge: an `accept` may answer only for inputs that the schema accepts, with the
+ * schema's own output, and each one is checked against its schema by property tests.
+ *
+ * Why: a zod parse costs little in a tight loop, but it runs a lot of general code over the
+ * schema's object graph. Right after an I/O wait (a durable write's fsync), when the caches are
+ * cold, that costs many times its warm price, and a turn of role sessions makes several.
+ */
+export function validateFast<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+  what: string,
+  accept: (input: unknown) => z.output<S> | undefined,
+): Result<z.output<S>, KeelError> {
+  const accepted = accept(input);
+  return accepted !== undefined ? ok(accepted) : validate(schema, input, what);
+}
+
+/**
+ * True for a plain object (an object literal, or one made by `Object.create(null)`) whose own
+ * enumerable keys all appear in `keys`: the shape a fast `accept` of {@link validateFast} starts from.
+ */
+export function isPlainObjectOf(value: unknown, keys: readonly string[]): value is Record<string, unknown> {
+  if (typeof value !== "object" || value === null) return false;
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  if (prototype !== Object.prototype && prototype !== null) return false;
+  for (const key of Object.keys(value)) if (!keys.includes(key)) return false;
+  return true;
+}
+
+/** True for a non-negative safe integer (what `z.number().int().nonnegative()` accepts, up to 2^53 - 1). */
+export function isCount(value: unknown): value is number {
+  return Number.isSafeInteger(value) && (value as number) >= 0;
+}
+
 /** Like {@link validate} but throws the `KeelError`; for constructor options (misconfiguration). */
 export function validateOrThrow<S extends z.ZodType>(schema: S, input: unknown, what: string): z.output<S> {
   const result = validate(schema, input, what);

@@ -1,4 +1,4 @@
-import { createEventBus, newId, parseSafeName, systemClock, validate, validateOrThrow, type Clock, type EventBus, type KeelError } from "@keel/core";
+import { createEventBus, newId, parseSafeName, systemClock, validate, validateFast, validateOrThrow, type Clock, type EventBus, type KeelError } from "@keel/core";
 import type { KeelStore } from "@keel/store";
 import { errAsync, type Result, type ResultAsync } from "neverthrow";
 import { z } from "zod";
@@ -12,7 +12,7 @@ import type { TurnContext } from "./internal/turn-context.js";
 import { initCheckpoint, readCheckpoint, type InitializedCheckpoint, type MissionCheckpointRecord } from "./mission-checkpoint.js";
 import { capsuleKey, keyText } from "./session-keys.js";
 import { DEFAULT_SESSION_LIMITS, SessionPolicySchema, type SessionLimits, type SessionPolicy } from "./session-policy.js";
-import { RoleTurnRequestSchema, type Execute, type RoleTurnRequest, type TurnRequest, type TurnResult } from "./turn-types.js";
+import { RoleTurnRequestSchema, acceptRoleTurnRequest, type Execute, type RoleTurnRequest, type TurnRequest, type TurnResult } from "./turn-types.js";
 
 /** Options of {@link createRoleSessions}. */
 export interface RoleSessionsOptions {
@@ -189,7 +189,7 @@ export function createRoleSessions(options: RoleSessionsOptions): RoleSessions {
         capsulePath: keyText(capsuleKey(valid.missionId, valid.role)),
         runTurn: (request, execute) => {
           // Validated strictly here, so a request naming a mission or role is refused, not merged.
-          const checked = validate(RoleTurnRequestSchema, request, "role turn request");
+          const checked = validateFast(RoleTurnRequestSchema, request, "role turn request", acceptRoleTurnRequest);
           if (checked.isErr()) return errAsync(checked.error);
           return runTurn(context, { ...request, missionId: valid.missionId, role: valid.role }, execute);
         },

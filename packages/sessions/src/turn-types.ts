@@ -1,4 +1,4 @@
-import { UsageSchema, isSafeName, utf8Bytes, type KeelError, type KeelErrorCode, type Usage } from "@keel/core";
+import { UsageSchema, isCount, isPlainObjectOf, isSafeName, utf8Bytes, type KeelError, type KeelErrorCode, type Usage } from "@keel/core";
 import type { Result, ResultAsync } from "neverthrow";
 import { z } from "zod";
 import { CAPSULE_LIMITS, ObjectiveRevisionSchema, type Capsule, type ObjectiveRevision } from "./capsule-schema.js";
@@ -53,6 +53,55 @@ export const TurnRequestSchema = z.strictObject({
   role: safeName,
   ...roleTurnFields,
 });
+
+/** True for a binding text (model, branch, thread id): a non-empty string within the capsule's binding bound. */
+function isBindingText(value: unknown): value is string {
+  return typeof value === "string" && value.length > 0 && utf8Bytes(value) <= CAPSULE_LIMITS.maxBindingBytes;
+}
+
+/** True for an objective revision: a count, or a string of 1 to 128 bytes. */
+function isObjectiveRevision(value: unknown): value is ObjectiveRevision {
+  return isCount(value) || (typeof value === "string" && value.length > 0 && utf8Bytes(value) <= 128);
+}
+
+const REQUEST_KEYS = ["missionId", "role", "backend", "model", "branch", "objectiveRevision"];
+const ROLE_REQUEST_KEYS = ["backend", "model", "branch", "objectiveRevision"];
+const BACKEND_KEYS = ["id", "resumable"];
+
+type ParsedTurnRequest = z.output<typeof TurnRequestSchema>;
+
+/** Accepts a plainly valid request (with or without mission and role) as a copy; `undefined` for the schema to judge. */
+function acceptRequest(value: unknown, withNames: boolean): Partial<ParsedTurnRequest> | undefined {
+  if (!isPlainObjectOf(value, withNames ? REQUEST_KEYS : ROLE_REQUEST_KEYS)) return undefined;
+  const { missionId, role, backend, model, branch, objectiveRevision } = value;
+  if (withNames && (!isSafeName(missionId) || !isSafeName(role))) return undefined;
+  if (!isPlainObjectOf(backend, BACKEND_KEYS)) return undefined;
+  const { id, resumable } = backend;
+  if (!isSafeName(id) || typeof resumable !== "boolean" || !isObjectiveRevision(objectiveRevision)) return undefined;
+  const request: Partial<ParsedTurnRequest> = { backend: { id, resumable }, objectiveRevision };
+  if (withNames) Object.assign(request, { missionId, role });
+  // Optional and nullable: absent, null or a binding text; a key holding `undefined` goes to the schema.
+  for (const [key, field] of [["model", model], ["branch", branch]] as const) {
+    if (!Object.hasOwn(value, key)) continue;
+    if (field !== null && !isBindingText(field)) return undefined;
+    request[key] = field;
+  }
+  return request;
+}
+
+/**
+ * The fast `accept` (see `validateFast` in @keel/core) of a turn request: a copy of a plainly
+ * valid request, else `undefined` for {@link TurnRequestSchema} to judge. Exported for its
+ * property test against the schema.
+ */
+export function acceptTurnRequest(value: unknown): ParsedTurnRequest | undefined {
+  return acceptRequest(value, true) as ParsedTurnRequest | undefined;
+}
+
+/** {@link acceptTurnRequest} for a role handle's request (no mission or role), against {@link RoleTurnRequestSchema}. */
+export function acceptRoleTurnRequest(value: unknown): z.output<typeof RoleTurnRequestSchema> | undefined {
+  return acceptRequest(value, false) as z.output<typeof RoleTurnRequestSchema> | undefined;
+}
 
 /**
  * What `runTurn` hands to the host's {@link Execute}: how to run the turn. Resume `threadId` when
@@ -122,6 +171,45 @@ export const TurnOutcomeSchema = z.object({
   openCheckpointItems: z.array(z.string()).optional(),
   repositoryMap: z.string().optional(),
 });
+
+const OUTCOME_PATHS_KEYS = ["referenced", "inspected"];
+const USAGE_KEYS = ["inputUncached", "cacheRead", "cacheWrite", "output", "reasoning", "costUsd"];
+
+function isStringList(value: unknown): value is string[] {
+  if (!Array.isArray(value)) return false;
+  for (const item of value) if (typeof item !== "string") return false;
+  return true;
+}
+
+function isUsage(value: unknown): boolean {
+  if (!isPlainObjectOf(value, USAGE_KEYS)) return false;
+  // Every key is required: a missing one reads as `undefined`, which no branch below accepts.
+  for (const key of USAGE_KEYS) {
+    const field = value[key];
+    if (field === null) continue;
+    if (key === "costUsd" ? typeof field !== "number" || !Number.isFinite(field) || field < 0 : !isCount(field)) return false;
+  }
+  return true;
+}
+
+/**
+ * The fast check (see `validateFast` in @keel/core) of a turn outcome: true for a plainly valid
+ * one, false for anything the schema must judge. Unknown keys make it false too (the schema
+ * drops them). Exported for its property test against the schema.
+ */
+export function isPlainTurnOutcome(value: unknown): value is TurnOutcome {
+  if (!isPlainObjectOf(value, ["text", "threadId", "usage", "promptBytes", "decisiveOutput", "paths", "openCheckpointItems", "repositoryMap"])) return false;
+  const { text, threadId, usage, promptBytes, decisiveOutput, paths, openCheckpointItems, repositoryMap } = value;
+  if (typeof text !== "string" || (threadId !== null && !isBindingText(threadId)) || (usage !== null && !isUsage(usage)) || !isCount(promptBytes)) return false;
+  for (const [key, field] of [["decisiveOutput", decisiveOutput], ["repositoryMap", repositoryMap]] as const) {
+    if (Object.hasOwn(value, key) && typeof field !== "string") return false;
+  }
+  if (Object.hasOwn(value, "openCheckpointItems") && !isStringList(openCheckpointItems)) return false;
+  if (!Object.hasOwn(value, "paths")) return true;
+  if (!isPlainObjectOf(paths, OUTCOME_PATHS_KEYS)) return false;
+  for (const key of OUTCOME_PATHS_KEYS) if (Object.hasOwn(paths, key) && !isStringList(paths[key])) return false;
+  return true;
+}
 
 /**
  * The host's backend call for one planned turn. Report a thread that cannot be resumed as

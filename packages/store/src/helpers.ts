@@ -1,5 +1,5 @@
 import { KeelError, type JsonValue } from "@keel/core";
-import { errAsync, okAsync, ResultAsync } from "neverthrow";
+import { err, errAsync, ok, okAsync, ResultAsync, type Result } from "neverthrow";
 import type { Doc, DocStore, Fence, Key, Lease, LeaseStore } from "./ports.js";
 
 /** Options of {@link updateDoc}. */
@@ -32,38 +32,35 @@ export function updateDoc<T extends JsonValue>(
 ): ResultAsync<Doc<T> | undefined, KeelError> {
   const retries = options.retries ?? 20;
   const fence = options.fence ? { fence: options.fence } : {};
-  const attempt = (left: number): ResultAsync<Doc<T> | undefined, KeelError> => {
-    // The first try starts from the document the caller knew, which may have been replaced or
-    // deleted since: either way, the next try reads it again.
-    const known = left === retries ? options.known : undefined;
-    const fromKnown = known !== undefined;
-    const read: ResultAsync<Doc | undefined, KeelError> = known ? okAsync(known.doc) : docs.get(key);
-    return read.andThen((current) => {
-      const typed = current as Doc<T> | undefined;
-      const produced = update(typed);
-      const next = produced instanceof ResultAsync ? produced : okAsync(produced);
-      return next.andThen((value) => {
-        if (value === undefined) return okAsync(typed);
-        const condition = typed ? { expectedVersion: typed.version, ...fence } : { create: true as const, ...fence };
-        return docs
-          .put(key, value, condition)
-          .map((doc) => doc as Doc<T>)
-          .orElse((error) => {
-            if ((error.code === "conflict" || (fromKnown && error.code === "deleted")) && left > 0) return attempt(left - 1);
-            if (error.code === "conflict") {
-              return errAsync(
-                new KeelError("conflict", `gave up updating ${key.join("/")} after ${retries + 1} conflicting tries`, {
-                  details: { key: key.join("/"), tries: retries + 1 },
-                  cause: error,
-                }),
-              );
-            }
-            return errAsync(error);
-          });
-      });
-    });
+  // One loop over awaited results rather than a chain of ResultAsync steps, each of which costs a
+  // promise and a generator: role sessions run this on every turn.
+  const run = async (): Promise<Result<Doc<T> | undefined, KeelError>> => {
+    for (let left = retries; ; left--) {
+      // The first try starts from the document the caller knew, which may have been replaced or
+      // deleted since: either way, the next try reads it again.
+      const known = left === retries ? options.known : undefined;
+      const read = known ? ok(known.doc) : await docs.get(key);
+      if (read.isErr()) return err(read.error);
+      const current = read.value as Doc<T> | undefined;
+      const produced = update(current);
+      const next = produced instanceof ResultAsync ? await produced : ok(produced);
+      if (next.isErr()) return err(next.error);
+      if (next.value === undefined) return ok(current);
+      const condition = current ? { expectedVersion: current.version, ...fence } : { create: true as const, ...fence };
+      const written = await docs.put(key, next.value, condition);
+      if (written.isOk()) return ok(written.value as Doc<T>);
+      const error = written.error;
+      if ((error.code === "conflict" || (known !== undefined && error.code === "deleted")) && left > 0) continue;
+      if (error.code !== "conflict") return err(error);
+      return err(
+        new KeelError("conflict", `gave up updating ${key.join("/")} after ${retries + 1} conflicting tries`, {
+          details: { key: key.join("/"), tries: retries + 1 },
+          cause: error,
+        }),
+      );
+    }
   };
-  return attempt(retries);
+  return new ResultAsync(run());
 }
 
 /** Options of {@link withLease}. */

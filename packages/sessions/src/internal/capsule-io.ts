@@ -1,6 +1,6 @@
 import { KeelError, totalInputTokens, type JsonValue } from "@keel/core";
 import { updateDoc, type Doc, type DocStore, type Fence } from "@keel/store";
-import { err, errAsync, ok, okAsync, type Result, type ResultAsync } from "neverthrow";
+import { ResultAsync, err, errAsync, ok, okAsync, type Result } from "neverthrow";
 import type { TruncatableField } from "../capsule-bounds.js";
 import { CapsuleSchema, type Capsule } from "../capsule-schema.js";
 import { applyTurnToCapsule, type TurnRecord } from "../capsule-update.js";
@@ -82,26 +82,26 @@ export function writeCapsule(
   known?: { doc: Doc | undefined; capsule?: Capsule | null },
 ): ResultAsync<CapsuleWrite, KeelError> {
   const state: CapsuleWrite = { capsule: undefined, deletedDuringTurn: false, truncated: [] };
-  return updateDoc<JsonValue>(
-    docs,
-    capsuleKey(record.missionId, record.role),
-    (current) => {
-      state.deletedDuringTurn = false;
-      if (!current && existedBefore) {
-        state.deletedDuringTurn = true;
-        return undefined;
-      }
-      // The document read at the turn's start was parsed then (`known.capsule`); only a newer one is parsed here.
-      let base: Capsule | null = null;
-      if (current) base = current === known?.doc && known.capsule !== undefined ? known.capsule : parseCapsuleValue(current, record.missionId, record.role).unwrapOr(null);
-      const bounded = applyTurnToCapsule(base, record);
-      state.truncated = bounded.truncated;
-      state.capsule = bounded.capsule;
-      return bounded.capsule as unknown as JsonValue;
-    },
-    { ...(fence ? { fence } : {}), ...(known ? { known: { doc: known.doc } } : {}) },
-  ).map((doc) => {
-    if (state.deletedDuringTurn) return { ...state, capsule: undefined };
-    return doc ? { ...state, stamp: { version: doc.version, updatedAt: doc.updatedAt } } : state;
-  });
+  const update = (current: Doc | undefined): JsonValue | undefined => {
+    state.deletedDuringTurn = false;
+    if (!current && existedBefore) {
+      state.deletedDuringTurn = true;
+      return undefined;
+    }
+    // The document read at the turn's start was parsed then (`known.capsule`); only a newer one is parsed here.
+    let base: Capsule | null = null;
+    if (current) base = current === known?.doc && known.capsule !== undefined ? known.capsule : parseCapsuleValue(current, record.missionId, record.role).unwrapOr(null);
+    const bounded = applyTurnToCapsule(base, record);
+    state.truncated = bounded.truncated;
+    state.capsule = bounded.capsule;
+    return bounded.capsule as unknown as JsonValue;
+  };
+  const options = { ...(fence ? { fence } : {}), ...(known ? { known: { doc: known.doc } } : {}) };
+  // Awaited, not `ResultAsync.map`: this runs on every turn, and each chained step costs a promise and a generator.
+  const write = async (): Promise<Result<CapsuleWrite, KeelError>> =>
+    (await updateDoc<JsonValue>(docs, capsuleKey(record.missionId, record.role), update, options)).map((doc) => {
+      if (state.deletedDuringTurn) return { ...state, capsule: undefined };
+      return doc ? { ...state, stamp: { version: doc.version, updatedAt: doc.updatedAt } } : state;
+    });
+  return new ResultAsync(write());
 }

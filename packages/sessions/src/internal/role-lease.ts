@@ -1,6 +1,6 @@
 import type { KeelError } from "@keel/core";
 import type { Fence, Lease, LeaseStore } from "@keel/store";
-import { ResultAsync, err, okAsync, type Result } from "neverthrow";
+import { ResultAsync, err, ok, type Result } from "neverthrow";
 
 /** Options of {@link createLeaseKeeper}. */
 export interface LeaseKeeperOptions {
@@ -71,19 +71,19 @@ export function createLeaseKeeper(options: LeaseKeeperOptions): LeaseKeeper {
     held.set(lease.name, entry);
     return entry;
   };
-  const ensure = (name: string): ResultAsync<Lease, KeelError> => {
+  const ensure = async (name: string): Promise<Result<Lease, KeelError>> => {
     const entry = held.get(name);
     if (entry?.linger) {
       clearTimeout(entry.linger);
       entry.linger = undefined;
     }
-    const acquire = () => leases.acquire(name, holder, { ttlMs, waitMs }).map((lease) => keep(lease).lease);
-    if (!entry) return acquire();
-    return leases.current(name).andThen((current) => {
-      if (current && current.holder === entry.lease.holder && current.token === entry.lease.token) return okAsync(entry.lease);
+    if (entry) {
+      const current = await leases.current(name);
+      if (current.isErr()) return err(current.error);
+      if (current.value && current.value.holder === entry.lease.holder && current.value.token === entry.lease.token) return ok(entry.lease);
       drop(name);
-      return acquire();
-    });
+    }
+    return (await leases.acquire(name, holder, { ttlMs, waitMs })).map((lease) => keep(lease).lease);
   };
   const after = (name: string): Promise<void> => {
     const entry = held.get(name);

@@ -1,4 +1,4 @@
-import { KeelError, validate } from "@keel/core";
+import { KeelError, validateFast } from "@keel/core";
 import type { Doc, Fence } from "@keel/store";
 import { ResultAsync, err, errAsync, ok, type Result } from "neverthrow";
 import type { Capsule } from "../capsule-schema.js";
@@ -7,7 +7,7 @@ import { parseCheckpoint, writeRoleItems } from "../mission-checkpoint.js";
 import { decideSessionAction, type TurnConditions } from "../session-decision.js";
 import { capsuleKey, checkpointKey, keyText, roleLeaseName } from "../session-keys.js";
 import { resolvePolicy } from "../session-policy.js";
-import { TurnRequestSchema, type Execute, type TurnOutcome, type TurnPlan, type TurnResult } from "../turn-types.js";
+import { TurnRequestSchema, acceptTurnRequest, type Execute, type TurnOutcome, type TurnPlan, type TurnResult } from "../turn-types.js";
 import { observedInputTokens, parseCapsuleValue, writeCapsule } from "./capsule-io.js";
 import { callExecute } from "./execute-call.js";
 import { createWarningSink, type TurnContext, type WarningSink } from "./turn-context.js";
@@ -23,7 +23,7 @@ interface Turn {
 
 /** Runs one role turn: validate, then the `fresh` path (no store I/O) or the stateful path under the role's lease. */
 export function runTurn(context: TurnContext, request: unknown, execute: Execute): ResultAsync<TurnResult, KeelError> {
-  const parsed = validate(TurnRequestSchema, request, "turn request");
+  const parsed = validateFast(TurnRequestSchema, request, "turn request", acceptTurnRequest);
   if (parsed.isErr()) return errAsync(parsed.error);
   if (typeof execute !== "function") {
     return errAsync(new KeelError("invalid_input", "execute must be a function (plan) => Result of a turn outcome", { details: {} }));

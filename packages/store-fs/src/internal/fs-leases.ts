@@ -18,7 +18,7 @@ import {
   type LeaseState,
   type LeaseStore,
 } from "@keel/store";
-import { err, errAsync, okAsync, type Result } from "neverthrow";
+import { ResultAsync, err, errAsync, ok, type Result } from "neverthrow";
 import { leaseFloor, type FsContext } from "./fs-context.js";
 import { isErrno } from "./fs-io.js";
 import { NEVER_HELD, createLeaseDirectory, entryExists, entryName, leaseDirectory, listLeaseEntry, type LeaseEntry } from "./lease-entry.js";
@@ -308,9 +308,15 @@ export function createFsLeaseStore(context: FsContext): LeaseStore {
           if (outcome.done) remember(outcome.value.name, outcome.value.token);
           return outcome;
         });
-      const settle = (outcome: Attempt<Lease, Lease>) => (outcome.done ? okAsync(outcome.value) : errAsync(leaseHeld(outcome.last, waitMs)));
-      // The first try runs at once; only a held lease enters the polling loop.
-      return attempt().andThen((first) => (first.done || waitMs === 0 ? settle(first) : pollUntil(attempt, waitMs).andThen(settle)));
+      // The first try runs at once; only a held lease enters the polling loop. Awaited, not chained:
+      // role sessions take a lease on every turn.
+      const acquire = async (): Promise<Result<Lease, KeelError>> => {
+        let outcome = await attempt();
+        if (outcome.isOk() && !outcome.value.done && waitMs > 0) outcome = await pollUntil(attempt, waitMs);
+        if (outcome.isErr()) return err(outcome.error);
+        return outcome.value.done ? ok(outcome.value.value) : err(leaseHeld(outcome.value.last, waitMs));
+      };
+      return new ResultAsync(acquire());
     },
     renew: (lease, options) => {
       const parsed = validateLease(lease);
