@@ -1,4 +1,4 @@
-import { SafeNameSchema, canonicalJson, utf8Bytes } from "@keel/core";
+import { SafeNameSchema, canonicalJson, isCount, utf8Bytes } from "@keel/core";
 import { z } from "zod";
 
 /** The capsule format version this package writes and reads. */
@@ -114,8 +114,16 @@ const bytesAtMost = (max: number) => (value: string) => utf8Bytes(value) <= max;
 const boundedText = (max: number) => z.string().refine(bytesAtMost(max), { message: `must be at most ${max} bytes of UTF-8` });
 const count = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 
+/** The longest objective revision given as text, in UTF-8 bytes. */
+const OBJECTIVE_REVISION_MAX_BYTES = 128;
+
 /** zod schema of an {@link ObjectiveRevision}: a non-negative integer or a string of at most 128 bytes. */
-export const ObjectiveRevisionSchema = z.union([count, boundedText(128).pipe(z.string().min(1))]);
+export const ObjectiveRevisionSchema = z.union([count, boundedText(OBJECTIVE_REVISION_MAX_BYTES).pipe(z.string().min(1))]);
+
+/** True for what {@link ObjectiveRevisionSchema} accepts, without zod (for the turn request's fast path). */
+export function isObjectiveRevision(value: unknown): value is ObjectiveRevision {
+  return isCount(value) || (typeof value === "string" && value.length > 0 && utf8Bytes(value) <= OBJECTIVE_REVISION_MAX_BYTES);
+}
 
 const ThreadBindingSchema = z.strictObject({
   backend: SafeNameSchema.transform(String),

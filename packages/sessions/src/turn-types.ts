@@ -1,7 +1,7 @@
 import { UsageSchema, isCount, isPlainObjectOf, isSafeName, utf8Bytes, type KeelError, type KeelErrorCode, type Usage } from "@keel/core";
 import type { Result, ResultAsync } from "neverthrow";
 import { z } from "zod";
-import { CAPSULE_LIMITS, ObjectiveRevisionSchema, type Capsule, type ObjectiveRevision } from "./capsule-schema.js";
+import { CAPSULE_LIMITS, ObjectiveRevisionSchema, isObjectiveRevision, type Capsule, type ObjectiveRevision } from "./capsule-schema.js";
 import type { SessionActionKind, SessionReason } from "./session-decision.js";
 import type { EffectivePolicy } from "./session-policy.js";
 
@@ -29,7 +29,9 @@ export interface TurnRequest {
 /** A {@link TurnRequest} without mission and role, for a role handle that fixes both. */
 export type RoleTurnRequest = Omit<TurnRequest, "missionId" | "role">;
 
-const bindingText = z.string().min(1).refine((value) => utf8Bytes(value) <= CAPSULE_LIMITS.maxBindingBytes, {
+const withinBindingBytes = (value: string) => utf8Bytes(value) <= CAPSULE_LIMITS.maxBindingBytes;
+
+const bindingText = z.string().min(1).refine(withinBindingBytes, {
   message: `must be at most ${CAPSULE_LIMITS.maxBindingBytes} bytes`,
 });
 
@@ -54,14 +56,14 @@ export const TurnRequestSchema = z.strictObject({
   ...roleTurnFields,
 });
 
-/** True for a binding text (model, branch, thread id): a non-empty string within the capsule's binding bound. */
+/** True for what `bindingText` accepts (model, branch, thread id), without zod. */
 function isBindingText(value: unknown): value is string {
-  return typeof value === "string" && value.length > 0 && utf8Bytes(value) <= CAPSULE_LIMITS.maxBindingBytes;
+  return typeof value === "string" && value.length > 0 && withinBindingBytes(value);
 }
 
-/** True for an objective revision: a count, or a string of 1 to 128 bytes. */
-function isObjectiveRevision(value: unknown): value is ObjectiveRevision {
-  return isCount(value) || (typeof value === "string" && value.length > 0 && utf8Bytes(value) <= 128);
+/** True when `key` is absent from `owner`, or holds `null` or a binding text. */
+function isOptionalBinding(owner: object, key: string, field: unknown): boolean {
+  return !Object.hasOwn(owner, key) || field === null || isBindingText(field);
 }
 
 const REQUEST_KEYS = ["missionId", "role", "backend", "model", "branch", "objectiveRevision"];
@@ -78,14 +80,12 @@ function acceptRequest(value: unknown, withNames: boolean): Partial<ParsedTurnRe
   if (!isPlainObjectOf(backend, BACKEND_KEYS)) return undefined;
   const { id, resumable } = backend;
   if (!isSafeName(id) || typeof resumable !== "boolean" || !isObjectiveRevision(objectiveRevision)) return undefined;
+  // Optional and nullable: absent, null or a binding text; a key holding `undefined` goes to the schema.
+  if (!isOptionalBinding(value, "model", model) || !isOptionalBinding(value, "branch", branch)) return undefined;
   const request: Partial<ParsedTurnRequest> = { backend: { id, resumable }, objectiveRevision };
   if (withNames) Object.assign(request, { missionId, role });
-  // Optional and nullable: absent, null or a binding text; a key holding `undefined` goes to the schema.
-  for (const [key, field] of [["model", model], ["branch", branch]] as const) {
-    if (!Object.hasOwn(value, key)) continue;
-    if (field !== null && !isBindingText(field)) return undefined;
-    request[key] = field;
-  }
+  if (Object.hasOwn(value, "model")) request.model = model as string | null;
+  if (Object.hasOwn(value, "branch")) request.branch = branch as string | null;
   return request;
 }
 
@@ -172,6 +172,7 @@ export const TurnOutcomeSchema = z.object({
   repositoryMap: z.string().optional(),
 });
 
+const OUTCOME_KEYS = ["text", "threadId", "usage", "promptBytes", "decisiveOutput", "paths", "openCheckpointItems", "repositoryMap"];
 const OUTCOME_PATHS_KEYS = ["referenced", "inspected"];
 const USAGE_KEYS = ["inputUncached", "cacheRead", "cacheWrite", "output", "reasoning", "costUsd"];
 
@@ -198,12 +199,11 @@ function isUsage(value: unknown): boolean {
  * drops them). Exported for its property test against the schema.
  */
 export function isPlainTurnOutcome(value: unknown): value is TurnOutcome {
-  if (!isPlainObjectOf(value, ["text", "threadId", "usage", "promptBytes", "decisiveOutput", "paths", "openCheckpointItems", "repositoryMap"])) return false;
+  if (!isPlainObjectOf(value, OUTCOME_KEYS)) return false;
   const { text, threadId, usage, promptBytes, decisiveOutput, paths, openCheckpointItems, repositoryMap } = value;
   if (typeof text !== "string" || (threadId !== null && !isBindingText(threadId)) || (usage !== null && !isUsage(usage)) || !isCount(promptBytes)) return false;
-  for (const [key, field] of [["decisiveOutput", decisiveOutput], ["repositoryMap", repositoryMap]] as const) {
-    if (Object.hasOwn(value, key) && typeof field !== "string") return false;
-  }
+  if (Object.hasOwn(value, "decisiveOutput") && typeof decisiveOutput !== "string") return false;
+  if (Object.hasOwn(value, "repositoryMap") && typeof repositoryMap !== "string") return false;
   if (Object.hasOwn(value, "openCheckpointItems") && !isStringList(openCheckpointItems)) return false;
   if (!Object.hasOwn(value, "paths")) return true;
   if (!isPlainObjectOf(paths, OUTCOME_PATHS_KEYS)) return false;
