@@ -1,0 +1,322 @@
+import { type KeelError, canonicalJson, digest, toKeelError, utf8Bytes, type JsonObject } from "@keel/core";
+import type { BudgetScope } from "@keel/budget";
+import { err, ok, type Result } from "neverthrow";
+import type { HandoffPacket, MismatchPolicy } from "../engine-requests.js";
+import type { Tier } from "../definition-schemas.js";
+import { selectModel } from "../model-select.js";
+import { RESPONSE_LIMITS, cutText } from "../response-bounds.js";
+import { appendJournal, callHash, decideReplay, type JournalCall, type JournalRecord, type JournalResult } from "../run-journal.js";
+import type { RunDoc, RunOutcome } from "../run-state.js";
+import type { PlannedStage } from "../workflow-plan.js";
+import type { EngineContext, PendingEvent } from "./engine-context.js";
+
+/** One call made (or replayed) by a step. */
+export interface RanCall {
+  stage: string;
+  skill: string;
+  model: string;
+  attempt: number;
+  callIndex: number;
+  source: "live" | "journal";
+  ok: boolean;
+  error?: string;
+  /** The digest of the packet the call produced. */
+  packetDigest?: string;
+  /** The packet itself (left out of a step's answer when it would pass 40,000 bytes). */
+  packet?: HandoffPacket;
+}
+
+/** The mutable state of one step (one process, holding the run's lease). */
+export interface StepState {
+  run: RunDoc;
+  journal: Map<number, JournalRecord>;
+  prefixOpen: boolean;
+  policy: MismatchPolicy;
+  tierCap: Tier | undefined;
+  /** Packet contents known to this step, by digest. */
+  packets: Map<string, HandoffPacket>;
+  ran: RanCall[];
+  events: PendingEvent[];
+  scope: BudgetScope;
+}
+
+/** What a stage came to: go on to the next stage, or stop the step (with the run's status set). */
+export type StageOutcome = "continue" | "stop";
+
+const stop = (state: StepState, status: RunDoc["status"], outcome: RunOutcome): Result<StageOutcome, KeelError> => {
+  const stageIndex = state.run.position;
+  state.run = {
+    ...state.run,
+    status,
+    outcome,
+    stages: status === "handed_off" || status === "failed" ? state.run.stages.map((stage, index) => (index === stageIndex ? { ...stage, status } : stage)) : state.run.stages,
+  };
+  return ok("stop");
+};
+
+/** Runs the local stage at the run's position: each skill in order, within the stage's attempts. */
+export async function runStage(context: EngineContext, state: StepState): Promise<Result<StageOutcome, KeelError>> {
+  const planned = state.run.plan.stages[state.run.position]!;
+  const role = state.run.plan.roles[planned.role!]!;
+  for (const skillId of planned.skills) {
+    const skill = context.catalog.skills.get(skillId)!;
+    for (const need of skill.needs) {
+      if (state.run.evidence[need].trim().length === 0) {
+        return stop(state, "ready", {
+          reason: "missing_evidence",
+          message: `skill "${skillId}" of stage "${planned.id}" needs ${need === "diff" ? "a diff" : "test output"} and refuses empty evidence: call step again with evidence.${need}`,
+          details: { stage: planned.id, skill: skillId, need },
+        });
+      }
+    }
+  }
+  state.events.push({ type: "workflow.stage.started", stage: planned.id, status: "running" });
+  let attempts = 0;
+  const stagePackets: string[] = [];
+  const models: string[] = [];
+  const note = () => {
+    state.run = { ...state.run, stages: state.run.stages.map((stage, index) => (index === state.run.position ? { ...stage, attempts, models: [...models] } : stage)) };
+  };
+  for (const skillId of planned.skills) {
+    const skill = context.catalog.skills.get(skillId)!;
+    const previousStrengths: number[] = [];
+    for (;;) {
+      if (attempts >= role.attempts) {
+        return stop(state, "handed_off", {
+          reason: "attempts_exhausted",
+          message: `stage "${planned.id}" used all ${role.attempts} attempts of role "${role.id}" (counted across its ${planned.skills.length} skills): the supervisor takes it over`,
+          details: { stage: planned.id, skill: skillId, attempts, limit: role.attempts },
+        });
+      }
+      const prompt = buildPrompt(state, planned, skillId, skill.instructions, skill.outputBytes, stagePackets);
+      const selection = selectModel({
+        models: context.models,
+        role,
+        capabilities: skill.capabilities,
+        tierCap: minTier(state.tierCap, state.run.plan.tierCap),
+        allowedModels: state.run.plan.allowedModels,
+        preference: context.preference,
+        promptBytes: utf8Bytes(prompt),
+        outputBytes: skill.outputBytes,
+        previousStrengths,
+      });
+      if (selection.kind === "refused") {
+        return stop(state, "handed_off", {
+          reason: previousStrengths.length > 0 ? "no_stronger_model" : "model_ineligible",
+          message: `stage "${planned.id}" (skill "${skillId}") has no eligible model: ${selection.reason}; the supervisor takes it over`,
+          details: { stage: planned.id, skill: skillId, gate: selection.gate, ...selection.details },
+        });
+      }
+      attempts += 1;
+      const callIndex = state.run.callIndex;
+      const call: JournalCall = { stage: planned.id, skill: skillId, model: selection.model.id, attempt: attempts, promptDigest: digest(prompt) };
+      const replay = decideReplay(call, state.journal.get(callIndex), state.prefixOpen, state.policy);
+      if (replay.kind === "mismatch") {
+        state.prefixOpen = false;
+        const outcome: RunOutcome = {
+          reason: "replay_mismatch",
+          message: `the journal's call ${callIndex} differs from the call stage "${planned.id}" would make now (${replay.diff.join("; ")}): ${replay.policy === "pause" ? "step again with onMismatch: \"rerun\" to run it live, or \"fail\" to end the run" : "the run failed"}`,
+          details: { stage: planned.id, callIndex, diff: replay.diff },
+        };
+        return stop(state, replay.policy === "pause" ? "paused" : "failed", outcome);
+      }
+      let result: JournalResult;
+      let source: RanCall["source"] = "journal";
+      if (replay.kind === "reuse") {
+        result = replay.record.result;
+      } else {
+        state.prefixOpen = false;
+        source = "live";
+        const live = await callLive(context, state, { planned, skillId, role, call, callIndex, prompt, model: selection.model, outputBytes: skill.outputBytes, estimatedTokens: selection.estimatedTokens });
+        if (live.isErr()) return err(live.error);
+        if (live.value.kind === "refused") {
+          return stop(state, "handed_off", { reason: "budget_exceeded", message: `${live.value.error.message}: the run hands off`, details: { stage: planned.id, ...live.value.error.details } });
+        }
+        result = live.value.result;
+      }
+      state.run = { ...state.run, callIndex: callIndex + 1 };
+      models.push(selection.model.id);
+      note();
+      if (!result.ok) {
+        state.ran.push({ stage: planned.id, skill: skillId, model: selection.model.id, attempt: attempts, callIndex, source, ok: false, error: result.code });
+        previousStrengths.push(selection.model.strength);
+        if (!role.escalation) {
+          return stop(state, "handed_off", {
+            reason: "attempt_failed",
+            message: `skill "${skillId}" failed on ${selection.model.id} (${result.code}) and role "${role.id}" does not escalate: the supervisor takes it over`,
+            details: { stage: planned.id, skill: skillId, code: result.code },
+          });
+        }
+        continue;
+      }
+      const packet = makePacket(state.run, planned, skillId, selection.model.id, callIndex, result.text);
+      const packetDigest = digest(packet);
+      state.packets.set(packetDigest, packet);
+      stagePackets.push(packetDigest);
+      state.run = {
+        ...state.run,
+        packets: [
+          ...state.run.packets,
+          {
+            digest: packetDigest,
+            stage: planned.id,
+            skill: skillId,
+            role: role.id,
+            callIndex,
+            cycle: state.run.corrections,
+            bytes: utf8Bytes(canonicalJson(packet)),
+            ...(context.retainPacketContents ? { content: packet } : {}),
+          },
+        ],
+      };
+      state.ran.push({ stage: planned.id, skill: skillId, model: selection.model.id, attempt: attempts, callIndex, source, ok: true, packetDigest, packet });
+      break;
+    }
+  }
+  const stages = state.run.stages.map((stage, index) => (index === state.run.position ? { ...stage, status: "completed" as const, attempts, models, packets: stagePackets } : stage));
+  state.run = { ...state.run, stages };
+  state.events.push({ type: "workflow.stage.completed", stage: planned.id, status: "completed" });
+  return ok("continue");
+}
+
+interface LiveCall {
+  planned: PlannedStage;
+  skillId: string;
+  role: { id: string; timeoutMs: number };
+  call: JournalCall;
+  callIndex: number;
+  prompt: string;
+  model: import("../model-select.js").Model;
+  outputBytes: number;
+  estimatedTokens: number;
+}
+
+/** Reserve, call, journal, settle: the three durable writes of a live call. */
+async function callLive(context: EngineContext, state: StepState, live: LiveCall): Promise<Result<{ kind: "done"; result: JournalResult } | { kind: "refused"; error: KeelError }, KeelError>> {
+  const reservation = await state.scope.reserve({ timeMs: live.role.timeoutMs, calls: 1, tokens: live.estimatedTokens });
+  if (reservation.isErr()) return reservation.error.code === "budget_exceeded" ? ok({ kind: "refused", error: reservation.error }) : err(reservation.error);
+  const started = context.clock.now();
+  let outcome: Result<import("../stage-execute.js").StageResult, KeelError>;
+  try {
+    outcome = await context.executeStage({
+      runId: state.run.runId,
+      taskId: state.run.taskId,
+      stage: live.planned.id,
+      role: live.role.id,
+      skill: live.skillId,
+      model: live.model,
+      attempt: live.call.attempt,
+      callIndex: live.callIndex,
+      prompt: live.prompt,
+      outputBytes: live.outputBytes,
+      timeoutMs: live.role.timeoutMs,
+    });
+  } catch (error) {
+    outcome = err(toKeelError(error, "backend_failed", "executeStage threw"));
+  }
+  const elapsed = Math.max(0, context.clock.now() - started);
+  const result: JournalResult = outcome.isOk()
+    ? {
+        ok: true,
+        text: typeof outcome.value.text === "string" ? outcome.value.text : "",
+        tokens: outcome.value.tokens ?? null,
+        costMicroUsd: outcome.value.costMicroUsd ?? null,
+        durationMs: outcome.value.durationMs ?? elapsed,
+      }
+    : { ok: false, code: outcome.error.code, message: outcome.error.message.slice(0, 500), durationMs: elapsed };
+  const record: JournalRecord = { callIndex: live.callIndex, hash: callHash(live.call), call: live.call, result: boundResult(result, live.outputBytes) };
+  const appended = await appendJournal(context.store.logs, state.run.runId, record);
+  // A failed append leaves the reservation open: interrupted work keeps what it reserved.
+  if (appended.isErr()) return err(appended.error);
+  const timeMs = Math.min(live.role.timeoutMs, Math.round(result.durationMs));
+  const settled = await reservation.value.settle({
+    timeMs: result.ok || outcome.isErr() ? timeMs : live.role.timeoutMs,
+    ...(result.ok && result.tokens !== null ? { tokens: result.tokens } : {}),
+    ...(result.ok && result.costMicroUsd !== null ? { costMicroUsd: result.costMicroUsd } : {}),
+  });
+  if (settled.isErr()) return err(settled.error);
+  return ok({ kind: "done", result: record.result });
+}
+
+function boundResult(result: JournalResult, outputBytes: number): JournalResult {
+  if (!result.ok) return result;
+  return { ...result, text: cutText(result.text, Math.min(outputBytes, RESPONSE_LIMITS.packetBytes)).text };
+}
+
+function minTier(a: Tier | undefined, b: Tier | undefined): Tier | undefined {
+  const order = ["light", "medium", "large", "maximum"];
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return order.indexOf(a) <= order.indexOf(b) ? a : b;
+}
+
+/** A skill's handoff packet, its JSON at most 12,000 bytes (the text cut with a marker when longer). */
+export function makePacket(run: RunDoc, planned: PlannedStage, skill: string, model: string, callIndex: number, text: string): HandoffPacket {
+  const base: HandoffPacket = {
+    schemaVersion: 1,
+    runId: run.runId,
+    stage: planned.id,
+    skill,
+    role: planned.role!,
+    model,
+    callIndex,
+    cycle: run.corrections,
+    taskDigest: run.taskDigest,
+    sourceDigest: run.sourceDigest,
+    text: "",
+    cut: false,
+  };
+  const overhead = utf8Bytes(canonicalJson(base)) + 16;
+  // JSON escaping can grow text: cut until the whole packet fits.
+  let room = RESPONSE_LIMITS.packetBytes - overhead;
+  for (;;) {
+    const cut = cutText(text, room);
+    const packet = { ...base, text: cut.text, cut: cut.cut };
+    if (utf8Bytes(canonicalJson(packet)) <= RESPONSE_LIMITS.packetBytes && cut.text.length <= 12_000) return packet;
+    room = Math.floor(room * 0.8);
+  }
+}
+
+/**
+ * The whole prompt of a call, as canonical JSON: the task, the skill, the profile's
+ * instructions and authority document paths (never their content), the evidence, and the
+ * packets that may feed the stage — declared earlier stages of this segment, at most 16,000
+ * bytes per role, what is left out said explicitly. Stages taking the original evidence get no packets.
+ */
+function buildPrompt(state: StepState, planned: PlannedStage, skillId: string, instructions: string, outputBytes: number, stagePackets: readonly string[]): string {
+  const { run } = state;
+  const fed: JsonObject[] = [];
+  const omitted: JsonObject[] = [];
+  if (!planned.originalEvidence) {
+    const digests = [...run.packets.filter((packet) => planned.reads.includes(packet.stage) && packet.cycle === run.corrections).map((packet) => packet.digest), ...stagePackets];
+    const perRole = new Map<string, number>();
+    for (const packetDigest of digests) {
+      const packet = state.packets.get(packetDigest);
+      if (!packet) continue;
+      const bytes = utf8Bytes(canonicalJson(packet));
+      const used = perRole.get(packet.role) ?? 0;
+      if (used + bytes > RESPONSE_LIMITS.roleBytes) {
+        omitted.push({ stage: packet.stage, skill: packet.skill, role: packet.role, bytes, reason: `over the ${RESPONSE_LIMITS.roleBytes}-byte bound of one role's packets` });
+        continue;
+      }
+      perRole.set(packet.role, used + bytes);
+      fed.push({ stage: packet.stage, skill: packet.skill, role: packet.role, digest: packetDigest, text: packet.text });
+    }
+  }
+  return canonicalJson({
+    keel: "workflow-stage/1",
+    workflow: run.plan.workflow,
+    stage: planned.id,
+    role: planned.role ?? null,
+    skill: { id: skillId, instructions },
+    objective: run.task.objective,
+    scope: run.task.scope,
+    profileInstructions: run.plan.instructions,
+    authorityDocuments: run.plan.authorityDocuments,
+    evidence: run.evidence as unknown as JsonObject,
+    packets: fed,
+    omittedPackets: omitted,
+    output: { format: "text", maxBytes: outputBytes },
+  });
+}
+
