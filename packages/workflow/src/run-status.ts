@@ -17,8 +17,8 @@ export interface StageStatus {
 
 /** The lease of a run as `status` sees it. */
 export interface LeaseStatus {
-  /** `free`, `held` (a step is running) or `expired` (a step stopped mid-way; the next step reclaims the lease). */
-  state: "free" | "held" | "expired";
+  /** `free`, or `held` (a step is running). A lease whose holder died expires and reads as free: the next step takes it over. */
+  state: "free" | "held";
   holder?: string;
   expiresAt?: number;
 }

@@ -27,7 +27,7 @@ import type { ExecuteStage } from "./stage-execute.js";
 import type { PlannedStage } from "./workflow-plan.js";
 import { emitAll, indexKey, leaseName, readRun, runKey, stateEvent, taskKey, taskScope, writeRun, type EngineContext } from "./internal/engine-context.js";
 import { planTask, type PlannedRouting } from "./internal/engine-plan.js";
-import { stepRun } from "./internal/engine-step.js";
+import { stepRun, type StepReport } from "./internal/engine-step.js";
 import type { RanCall } from "./internal/stage-run.js";
 
 export type { PlannedRouting } from "./internal/engine-plan.js";
@@ -79,7 +79,7 @@ export interface PlanResponse {
 export interface StepResponse {
   status: RunStatus;
   ran: RanCall[];
-  recovered: { holder: string; expiredAt: number } | null;
+  recovered: StepReport["recovered"];
   omittedPackets: number;
 }
 
@@ -330,7 +330,7 @@ function checkpoint(context: EngineContext, runId: string, body: z.output<typeof
 function statusOf(context: EngineContext, run: RunDoc): ResultAsync<RunStatus, KeelError> {
   const lease = context.store.leases.current(leaseName(run.runId)).map((current): LeaseStatus => {
     if (!current) return { state: "free" };
-    return { state: current.expiresAt > context.clock.now() ? "held" : "expired", holder: current.holder, expiresAt: current.expiresAt };
+    return { state: "held", holder: current.holder, expiresAt: current.expiresAt };
   });
   const budget = taskScope(context, run).snapshot();
   return ResultAsync.combine([lease, budget] as const).map(([leaseStatus, snapshot]) => buildStatus(run, snapshot, leaseStatus));

@@ -14,8 +14,11 @@ import { currentDefinitionsDigest } from "./engine-plan.js";
 export interface StepReport {
   run: RunDoc;
   ran: RanCall[];
-  /** Set when this step took over the lease of a step that stopped mid-way (its reservations stay charged). */
-  recovered: { holder: string; expiredAt: number } | null;
+  /**
+   * Set when this step took over from a step that stopped mid-way (a crash, a lost lease): the
+   * reservations it left open stay charged, and the calls it journaled are reused, never silently.
+   */
+  recovered: { openReservations: number; journaledCalls: number; fromCallIndex: number } | null;
 }
 
 type StepBody = z.output<typeof StepBodySchema>;
@@ -36,19 +39,15 @@ async function stepAsync(context: EngineContext, runId: string, body: StepBody):
   const name = leaseName(runId);
   const current = await context.store.leases.current(name);
   if (current.isErr()) return err(current.error);
-  let recovered: StepReport["recovered"] = null;
   if (current.value) {
-    if (current.value.expiresAt > context.clock.now()) {
-      return err(new KeelError("lease_held", `run ${runId} is being stepped by another caller (lease ${name}): wait for it, then read the status`, { details: { runId, holder: current.value.holder } }));
-    }
-    recovered = { holder: current.value.holder, expiredAt: current.value.expiresAt };
+    return err(new KeelError("lease_held", `run ${runId} is being stepped by another caller (lease ${name}, until ${new Date(current.value.expiresAt).toISOString()}): wait for it, then read the status`, { details: { runId, holder: current.value.holder } }));
   }
   const holder = `step-${newId()}`;
   const outcome = await withLease(
     context.store.leases,
     name,
     holder,
-    (fence) => new ResultAsync(underLease(context, runId, body, recovered, fence)),
+    (fence) => new ResultAsync(underLease(context, runId, body, fence)),
     { ttlMs: context.leaseTtlMs, waitMs: 0 },
   );
   return outcome;
@@ -77,7 +76,7 @@ function refuseStep(context: EngineContext, run: RunDoc, body: StepBody): KeelEr
   return undefined;
 }
 
-async function underLease(context: EngineContext, runId: string, body: StepBody, recovered: StepReport["recovered"], fence: { lease: string; token: number }): Promise<Result<StepReport, KeelError>> {
+async function underLease(context: EngineContext, runId: string, body: StepBody, fence: { lease: string; token: number }): Promise<Result<StepReport, KeelError>> {
   const read = await readRun(context, runId);
   if (read.isErr()) return err(read.error);
   const doc: Doc<RunDoc> = read.value;
@@ -110,6 +109,11 @@ async function underLease(context: EngineContext, runId: string, body: StepBody,
   if (journal.isErr()) return err(journal.error);
   const packets = knownPackets(run, journal.value, body.packets ?? []);
   if (packets.isErr()) return err(packets.error);
+  const scope = taskScope(context, run);
+  const open = await scope.openReservations();
+  if (open.isErr()) return err(open.error);
+  const journaledCalls = [...journal.value.keys()].filter((index) => index >= run.callIndex).length;
+  const recovered = open.value.length > 0 || journaledCalls > 0 ? { openReservations: open.value.length, journaledCalls, fromCallIndex: run.callIndex } : null;
   const state: StepState = {
     run: { ...run, outcome: null, status: "ready" },
     journal: journal.value,
@@ -119,7 +123,7 @@ async function underLease(context: EngineContext, runId: string, body: StepBody,
     packets: packets.value,
     ran: [],
     events: [],
-    scope: taskScope(context, run),
+    scope,
   };
   for (;;) {
     const planned = state.run.plan.stages[state.run.position]!;

@@ -1,0 +1,197 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { KeelError, createManualClock } from "@keel/core";
+import { createMemoryStore, type KeelStore, type LogStore } from "@keel/store";
+import { createFsStore } from "@keel/store-fs";
+import { errAsync } from "neverthrow";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { issueTask, makeEngine, reviewTask, scriptedExecutor } from "../test/support.js";
+
+/** A store whose journal appends fail from the `failFrom`-th one on (a crash between a stage's completion and its journal record). */
+function failingAppends(store: KeelStore, failFrom: number): KeelStore & { appends: () => number } {
+  let count = 0;
+  const logs: LogStore = {
+    append: (log, records, options) => {
+      count += 1;
+      if (count >= failFrom) return errAsync(new KeelError("io_failed", "injected: the process died before the journal record was written"));
+      return store.logs.append(log, records, options);
+    },
+    read: (log, options) => store.logs.read(log, options),
+    head: (log) => store.logs.head(log),
+    delete: (log, options) => store.logs.delete(log, options),
+    list: (prefix) => store.logs.list(prefix),
+  };
+  return { ...store, docs: store.docs, leases: store.leases, check: (options) => store.check(options), close: () => store.close(), logs, appends: () => count };
+}
+
+describe("concurrent checkpoints", () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), "keel-workflow-"));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  for (const kind of ["memory", "fs"] as const) {
+    it(`two checkpoint calls with the same version: exactly one wins (${kind} store)`, async () => {
+      const clock = createManualClock();
+      const store = kind === "memory" ? createMemoryStore({ clock }) : createFsStore({ dir });
+      const { engine } = makeEngine({ store, clock });
+      const run = (await engine.start(reviewTask()))._unsafeUnwrap();
+      const step = (await engine.step(run.runId, { version: 1 }))._unsafeUnwrap();
+      const version = step.status.version;
+      const outcomes = await Promise.all([
+        engine.checkpoint(run.runId, { version, action: "accept" }),
+        engine.checkpoint(run.runId, { version, action: "revise", evidence: { diff: "+other" } }),
+        engine.checkpoint(run.runId, { version, action: "reject" }),
+      ]);
+      const winners = outcomes.filter((outcome) => outcome.isOk());
+      expect(winners).toHaveLength(1);
+      for (const loser of outcomes.filter((outcome) => outcome.isErr())) expect(loser._unsafeUnwrapErr().code).toBe("conflict");
+      const status = (await engine.status(run.runId))._unsafeUnwrap();
+      expect(status.version).toBe(version + 1);
+      expect(status.checkpoints).toHaveLength(1);
+      expect(status.status).toBe(winners[0]!._unsafeUnwrap().status);
+      await store.close();
+    });
+  }
+
+  it("two concurrent steps on the fs store: one runs, the other is refused without running a stage", async () => {
+    const store = createFsStore({ dir });
+    const slow = scriptedExecutor();
+    const { engine } = makeEngine({ store, clock: createManualClock(Date.now()), executeStage: async (call) => {
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      return slow.executeStage(call);
+    } });
+    const run = (await engine.start(reviewTask()))._unsafeUnwrap();
+    const outcomes = await Promise.all([engine.step(run.runId, { version: 1 }), engine.step(run.runId, { version: 1 })]);
+    expect(outcomes.filter((outcome) => outcome.isOk())).toHaveLength(1);
+    expect(["lease_held", "conflict"]).toContain(outcomes.find((outcome) => outcome.isErr())!._unsafeUnwrapErr().code);
+    expect(slow.calls).toHaveLength(2);
+    await store.close();
+  });
+});
+
+describe("crash between a stage's completion and its journal record", () => {
+  it("resume replays the journaled prefix and reruns the rest live", async () => {
+    const clock = createManualClock();
+    const base = createMemoryStore({ clock });
+    const store = failingAppends(base, 2);
+    const first = scriptedExecutor();
+    const crashing = makeEngine({ store, clock, executeStage: first.executeStage });
+    const run = (await crashing.engine.start(issueTask()))._unsafeUnwrap();
+    const crashed = await crashing.engine.step(run.runId, { version: 1 });
+    expect(crashed._unsafeUnwrapErr().code).toBe("io_failed");
+    expect(first.calls.map((call) => call.stage)).toEqual(["explore", "plan"]);
+    const unchanged = (await crashing.engine.status(run.runId))._unsafeUnwrap();
+    expect(unchanged).toMatchObject({ version: 1, status: "ready", currentStage: "explore" });
+    expect(unchanged.budget!.openReservations).toBe(1);
+
+    const second = scriptedExecutor();
+    const resumed = makeEngine({ store: base, clock, executeStage: second.executeStage });
+    const step = (await resumed.engine.step(run.runId, { version: 1 }))._unsafeUnwrap();
+    expect(step.ran.map((call) => [call.stage, call.source])).toEqual([
+      ["explore", "journal"],
+      ["plan", "live"],
+    ]);
+    expect(second.calls.map((call) => call.stage)).toEqual(["plan"]);
+    expect(step.status.status).toBe("awaiting_checkpoint");
+    expect(step.status.budget!.openReservations).toBe(1);
+    expect(step.recovered).toEqual({ openReservations: 1, journaledCalls: 1, fromCallIndex: 0 });
+  });
+
+  it("an empty journaled text reruns live", async () => {
+    const clock = createManualClock();
+    const base = createMemoryStore({ clock });
+    const empty = scriptedExecutor({ text: () => "" });
+    const crashing = makeEngine({ store: failingAppends(base, 2), clock, executeStage: empty.executeStage });
+    const run = (await crashing.engine.start(issueTask()))._unsafeUnwrap();
+    expect((await crashing.engine.step(run.runId, { version: 1 })).isErr()).toBe(true);
+    const second = scriptedExecutor();
+    const resumed = makeEngine({ store: base, clock, executeStage: second.executeStage });
+    const step = (await resumed.engine.step(run.runId, { version: 1 }))._unsafeUnwrap();
+    expect(step.ran.map((call) => call.source)).toEqual(["live", "live"]);
+    expect(second.calls).toHaveLength(2);
+  });
+
+  it("a changed call pauses with a readable diff; rerun runs it live; fail ends the run", async () => {
+    const clock = createManualClock();
+    const base = createMemoryStore({ clock });
+    const crashing = makeEngine({ store: failingAppends(base, 2), clock });
+    const run = (await crashing.engine.start(issueTask("mismatch")))._unsafeUnwrap();
+    expect((await crashing.engine.step(run.runId, { version: 1 })).isErr()).toBe(true);
+    const second = scriptedExecutor();
+    const resumed = makeEngine({ store: base, clock, executeStage: second.executeStage });
+    const paused = (await resumed.engine.step(run.runId, { version: 1, evidence: { context: "the pager skips the first item too" } }))._unsafeUnwrap();
+    expect(paused.status).toMatchObject({ status: "paused", outcome: { reason: "replay_mismatch", details: { callIndex: 0 } } });
+    const diff = (paused.status.outcome!.details as { diff: string[] }).diff;
+    expect(diff).toEqual([expect.stringMatching(/^promptDigest: recorded "sha256:[0-9a-f]+", now "sha256:[0-9a-f]+"$/)]);
+    expect(second.calls).toHaveLength(0);
+    const failed = makeEngine({ store: base, clock, onMismatch: "fail" });
+    const fork = (await failed.engine.status(run.runId))._unsafeUnwrap();
+    const rerun = (await resumed.engine.step(run.runId, { version: paused.status.version, onMismatch: "rerun" }))._unsafeUnwrap();
+    expect(rerun.ran.map((call) => call.source)).toEqual(["live", "live"]);
+    expect(rerun.status.status).toBe("awaiting_checkpoint");
+    expect(fork.version).toBe(paused.status.version);
+  });
+
+  it("the fail policy ends the run on a mismatch", async () => {
+    const clock = createManualClock();
+    const base = createMemoryStore({ clock });
+    const crashing = makeEngine({ store: failingAppends(base, 2), clock });
+    const run = (await crashing.engine.start(issueTask("failing")))._unsafeUnwrap();
+    expect((await crashing.engine.step(run.runId, { version: 1 })).isErr()).toBe(true);
+    const strict = makeEngine({ store: base, clock, onMismatch: "fail" });
+    const step = (await strict.engine.step(run.runId, { version: 1, evidence: { context: "changed" } }))._unsafeUnwrap();
+    expect(step.status).toMatchObject({ status: "failed", terminal: true, outcome: { reason: "replay_mismatch" } });
+  });
+});
+
+describe("one lease per run", () => {
+  it("a live lease refuses a second step; once the crashed holder's lease expires the next step takes over, keeps its reservation and says so", async () => {
+    const clock = createManualClock();
+    const store = createMemoryStore({ clock });
+    const hung = scriptedExecutor();
+    const crashed = makeEngine({ store, clock, leaseTtlMs: 5000, executeStage: (call) => {
+      hung.calls.push(call);
+      return new Promise(() => undefined);
+    } });
+    const run = (await crashed.engine.start(reviewTask()))._unsafeUnwrap();
+    void crashed.engine.step(run.runId, { version: 1 });
+    while (hung.calls.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    const { engine, calls } = makeEngine({ store, clock, leaseTtlMs: 5000 });
+    expect((await engine.step(run.runId, { version: 1 }))._unsafeUnwrapErr().code).toBe("lease_held");
+    expect((await engine.status(run.runId))._unsafeUnwrap().lease).toMatchObject({ state: "held" });
+    clock.advance(6000);
+    expect((await engine.status(run.runId))._unsafeUnwrap()).toMatchObject({ lease: { state: "free" }, version: 1, budget: { openReservations: 1 } });
+    const step = (await engine.step(run.runId, { version: 1 }))._unsafeUnwrap();
+    expect(step.recovered).toEqual({ openReservations: 1, journaledCalls: 0, fromCallIndex: 0 });
+    expect(calls).toHaveLength(2);
+    expect(step.status.budget!.openReservations).toBe(1);
+    expect(step.status.budget!.reserved.calls).toBe(1);
+  });
+});
+
+describe("source fingerprints", () => {
+  let root: string;
+  beforeEach(async () => {
+    root = await mkdtemp(join(tmpdir(), "keel-source-"));
+    await writeFile(join(root, "pager.ts"), "export const last = items.length - 1;\n");
+  });
+  afterEach(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it("a source file changed between plan and step prevents silent resumption; fresh evidence resumes", async () => {
+    const { engine } = makeEngine({ sourceRoot: root });
+    const run = (await engine.start(reviewTask("src", { evidence: { diff: "+x", files: [{ path: "pager.ts", firstLine: 1, lastLine: 1 }] } })))._unsafeUnwrap();
+    await writeFile(join(root, "pager.ts"), "export const last = items.length;\n");
+    const refused = await engine.step(run.runId, { version: 1 });
+    expect(refused._unsafeUnwrapErr()).toMatchObject({ code: "conflict", details: { reason: "source_changed", files: ["pager.ts"] } });
+    expect(refused._unsafeUnwrapErr().message).toMatch(/fresh evidence/);
+    const fresh = (await engine.step(run.runId, { version: 1, evidence: { files: [{ path: "pager.ts", firstLine: 1, lastLine: 1 }] } }))._unsafeUnwrap();
+    expect(fresh.status.status).toBe("awaiting_checkpoint");
+  });
+});
