@@ -5,7 +5,8 @@
  * see `namespaced-store.test.ts`.
  */
 import { KeelError, parseSafeName } from "@keel/core";
-import { validateKey, type KeelStore, type Key } from "@keel/store";
+import { type KeelStore, type Key } from "@keel/store";
+import { validateKey } from "@keel/store/kit";
 import { errAsync, type ResultAsync } from "neverthrow";
 
 /** Wraps `inner` so that every document, log and lease lives under `namespace`. */

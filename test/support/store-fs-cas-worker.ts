@@ -6,7 +6,7 @@
  * Usage: store-fs-cas-worker.ts <dir> <worker id> <count>
  */
 import { createFsStore } from "@keel/store-fs";
-import { updateDoc } from "@keel/store";
+import { updateDoc } from "@keel/store/kit";
 
 const [dir, worker, countText] = process.argv.slice(2);
 if (!dir || !worker || !countText) throw new Error("usage: store-fs-cas-worker.ts <dir> <worker id> <count>");

@@ -1,5 +1,6 @@
 import { KeelError, SafeNameSchema, canonicalJson, utf8Bytes, validate, type Clock, type JsonValue } from "@keel/core";
-import { updateDoc, type DocStore } from "@keel/store";
+import { type DocStore } from "@keel/store";
+import { updateDoc } from "@keel/store/kit";
 import { errAsync, okAsync, type ResultAsync } from "neverthrow";
 import { z } from "zod";
 import { handoffKey, keyText } from "./session-keys.js";

@@ -1,5 +1,6 @@
 import { KeelError, SafeNameSchema, newId, systemClock, validate, validateOrThrow, type Clock, type JsonValue } from "@keel/core";
-import { updateDoc, type Doc, type KeelStore } from "@keel/store";
+import { type Doc, type KeelStore } from "@keel/store";
+import { updateDoc } from "@keel/store/kit";
 import { errAsync, okAsync, type ResultAsync } from "neverthrow";
 import { z } from "zod";
 import { writeHandoffRecord, type Handoff, type HandoffRecord } from "./handoff.js";

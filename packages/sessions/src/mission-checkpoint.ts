@@ -1,5 +1,6 @@
 import { KeelError, SafeNameSchema, type Clock, type JsonValue } from "@keel/core";
-import { updateDoc, type Doc, type DocStore, type Fence } from "@keel/store";
+import { type Doc, type DocStore, type Fence } from "@keel/store";
+import { updateDoc } from "@keel/store/kit";
 import { errAsync, okAsync, type ResultAsync } from "neverthrow";
 import { z } from "zod";
 import { truncateList } from "./capsule-bounds.js";

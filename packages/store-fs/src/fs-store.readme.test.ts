@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { updateDoc } from "@keel/store";
+import { updateDoc } from "@keel/store/kit";
 import { afterEach, expect, it } from "vitest";
 import { createFsStore, type FsStoreWarning } from "./index.js";
 

@@ -1,5 +1,6 @@
 import { KeelError } from "@keel/core";
-import { createMemoryStore, updateDoc, withLease } from "@keel/store";
+import { createMemoryStore } from "@keel/store";
+import { updateDoc } from "@keel/store/kit";
 import { ResultAsync, errAsync } from "neverthrow";
 import { describe, expect, it } from "vitest";
 
@@ -55,33 +56,6 @@ describe("updateDoc", () => {
     const store = createMemoryStore();
     const result = await updateDoc(store.docs, ["c"], () => errAsync(new KeelError("budget_exceeded", "no")));
     expect(result.isErr() && result.error.code).toBe("budget_exceeded");
-  });
-});
-
-describe("withLease", () => {
-  it("holds the lease for the work, fences writes and releases afterwards", async () => {
-    const store = createMemoryStore();
-    const result = await withLease(store.leases, "job", "me", (fence) =>
-      store.docs
-        .put(["guarded"], { ok: true }, { create: true, fence })
-        .andThen(() =>
-          ResultAsync.fromSafePromise(
-            store.leases.acquire("job", "other", { ttlMs: 100 }).match(
-              () => "not exclusive",
-              (error) => error.code,
-            ),
-          ),
-        ),
-    );
-    expect(result._unsafeUnwrap()).toBe("lease_held");
-    expect((await store.leases.current("job"))._unsafeUnwrap()).toBeUndefined();
-  });
-
-  it("releases the lease when the work fails", async () => {
-    const store = createMemoryStore();
-    const result = await withLease(store.leases, "job", "me", () => errAsync(new KeelError("backend_failed", "x")));
-    expect(result.isErr() && result.error.code).toBe("backend_failed");
-    expect((await store.leases.current("job"))._unsafeUnwrap()).toBeUndefined();
   });
 });
 

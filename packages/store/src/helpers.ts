@@ -1,6 +1,6 @@
 import { KeelError, type JsonValue } from "@keel/core";
-import { err, errAsync, ok, okAsync, ResultAsync, type Result } from "neverthrow";
-import type { Doc, DocStore, Fence, Key, Lease, LeaseStore } from "./ports.js";
+import { err, ok, ResultAsync, type Result } from "neverthrow";
+import type { Doc, DocStore, Fence, Key } from "./ports.js";
 
 /** Options of {@link updateDoc}. */
 export interface UpdateDocOptions {
@@ -61,44 +61,4 @@ export function updateDoc<T extends JsonValue>(
     }
   };
   return new ResultAsync(run());
-}
-
-/** Options of {@link withLease}. */
-export interface WithLeaseOptions {
-  /** Lease time to live (default 30,000 ms). The lease is renewed at a third of it while `work` runs. */
-  ttlMs?: number;
-  /** How long to wait for the lease (default 10,000 ms). */
-  waitMs?: number;
-}
-
-/**
- * Runs `work` while holding lease `name` for `holder`, passing the fence to put on its writes.
- * The lease is renewed in the background while `work` runs and released afterwards, whatever
- * the outcome. A lost lease shows up as `lease_lost` on the fenced writes.
- */
-export function withLease<T>(
-  leases: LeaseStore,
-  name: string,
-  holder: string,
-  work: (fence: Fence, lease: Lease) => ResultAsync<T, KeelError>,
-  options: WithLeaseOptions = {},
-): ResultAsync<T, KeelError> {
-  const ttlMs = options.ttlMs ?? 30_000;
-  return leases.acquire(name, holder, { ttlMs, waitMs: options.waitMs ?? 10_000 }).andThen((acquired) => {
-    let held = acquired;
-    const timer = setInterval(() => {
-      void leases.renew(held, { ttlMs }).map((renewed) => {
-        held = renewed;
-      });
-    }, Math.max(10, Math.floor(ttlMs / 3)));
-    timer.unref?.();
-    const finish = () => {
-      clearInterval(timer);
-      return leases.release(held).orElse(() => okAsync(undefined));
-    };
-    return ResultAsync.fromSafePromise(Promise.resolve())
-      .andThen(() => work({ lease: held.name, token: held.token }, held))
-      .andThen((value) => finish().map(() => value))
-      .orElse((error) => finish().andThen(() => errAsync(error)));
-  });
 }

@@ -3,7 +3,7 @@ import type { ResultAsync } from "neverthrow";
 
 /**
  * A storage key: one or more safe-name segments, e.g. `["missions", "m1", "role-sessions", "engineer"]`.
- * Every segment is validated (see `SafeName` in `@keel/core`); at most {@link MAX_KEY_DEPTH} segments.
+ * Every segment is validated (see `SafeName` in `@keel/core`); at most `MAX_KEY_DEPTH` (16, in `@keel/store/kit`) segments.
  */
 export type Key = readonly SafeName[] | readonly string[];
 

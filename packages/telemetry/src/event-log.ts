@@ -1,5 +1,6 @@
 import { KeelError, toKeelError, validate, validateOrThrow, type JsonValue, type KeelEvent } from "@keel/core";
-import { validateKey, type KeelStore, type Key, type LogRecordInput } from "@keel/store";
+import { type KeelStore, type Key, type LogRecordInput } from "@keel/store";
+import { validateKey } from "@keel/store/kit";
 import { err, errAsync, okAsync, ResultAsync, type Result } from "neverthrow";
 import { z } from "zod";
 import { KeelEventSchema } from "./event-schema.js";

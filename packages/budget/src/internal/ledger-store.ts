@@ -1,5 +1,6 @@
 import type { JsonValue, KeelError, KeelErrorCode } from "@keel/core";
-import { updateDoc, type Doc, type DocStore } from "@keel/store";
+import { type Doc, type DocStore } from "@keel/store";
+import { updateDoc } from "@keel/store/kit";
 import { errAsync, ok, okAsync, ResultAsync, type Result } from "neverthrow";
 import { parseLedger, type Ledger } from "./ledger-schema.js";
 

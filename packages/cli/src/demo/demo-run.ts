@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import { KeelError, createEventBus, totalInputTokens, type KeelEvent, type RoleSessionTurnEvent } from "@keel/core";
 import { createScriptedBackend, type Backend, type ScriptedThread } from "@keel/backends";
 import { createKeel } from "@keel/runtime";
-import { updateDoc } from "@keel/store";
+import { updateDoc } from "@keel/store/kit";
 import { createFsStore } from "@keel/store-fs";
 import { analyzeEvents, createJsonlEventSink, readEventsJsonl, renderReport, type EventAnalysis } from "@keel/telemetry";
 import { ResultAsync, type Result } from "neverthrow";

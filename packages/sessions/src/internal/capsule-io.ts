@@ -1,5 +1,6 @@
 import { KeelError, totalInputTokens, type JsonValue } from "@keel/core";
-import { updateDoc, type Doc, type DocStore, type Fence } from "@keel/store";
+import { type Doc, type DocStore, type Fence } from "@keel/store";
+import { updateDoc } from "@keel/store/kit";
 import { ResultAsync, err, errAsync, ok, okAsync, type Result } from "neverthrow";
 import type { TruncatableField } from "../capsule-bounds.js";
 import { CapsuleSchema, type Capsule } from "../capsule-schema.js";

@@ -1,6 +1,7 @@
 import path from "node:path";
 import { KeelError, isSafeName } from "@keel/core";
-import { keyPath, type IntegrityProblem, type IntegrityRepair, type IntegrityReport } from "@keel/store";
+import { type IntegrityProblem, type IntegrityRepair, type IntegrityReport } from "@keel/store";
+import { keyPath } from "@keel/store/kit";
 import { decodeDocEnvelope } from "./doc-envelope.js";
 import type { FsContext } from "./fs-context.js";
 import { writeFileDurably } from "./fs-durable-write.js";

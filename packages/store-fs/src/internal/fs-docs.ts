@@ -1,20 +1,6 @@
 import { KeelError, utf8Bytes, type JsonValue } from "@keel/core";
-import {
-  compareKeyToCursor,
-  compareKeys,
-  decideDelete,
-  decidePut,
-  encodeValue,
-  keyCursor,
-  keyPath,
-  validateDeleteCondition,
-  validateKey,
-  validatePage,
-  validatePutCondition,
-  type DocMeta,
-  type DocStore,
-  type Fence,
-} from "@keel/store";
+import { type DocMeta, type DocStore, type Fence } from "@keel/store";
+import { compareKeyToCursor, compareKeys, decideDelete, decidePut, encodeValue, keyCursor, keyPath, validateDeleteCondition, validateKey, validatePage, validatePutCondition } from "@keel/store/kit";
 import { errAsync } from "neverthrow";
 import { encodeDocEnvelope, type DocEnvelope } from "./doc-envelope.js";
 import { isoNow, leaseFloor, type FsContext } from "./fs-context.js";

@@ -1,23 +1,7 @@
 import path from "node:path";
 import { KeelError, isSafeName } from "@keel/core";
-import {
-  checkFence,
-  decideAcquire,
-  decideRelease,
-  decideRenew,
-  leaseHeld,
-  leaseLost,
-  pollUntil,
-  validateAcquire,
-  validateLease,
-  validateLeaseName,
-  validateRenewOptions,
-  type Attempt,
-  type Fence,
-  type Lease,
-  type LeaseState,
-  type LeaseStore,
-} from "@keel/store";
+import { type Fence, type Lease, type LeaseStore } from "@keel/store";
+import { checkFence, decideAcquire, decideRelease, decideRenew, leaseHeld, leaseLost, pollUntil, validateAcquire, validateLease, validateLeaseName, validateRenewOptions, type Attempt, type LeaseState } from "@keel/store/kit";
 import { ResultAsync, err, errAsync, ok, type Result } from "neverthrow";
 import { leaseFloor, type FsContext } from "./fs-context.js";
 import { isErrno } from "./fs-io.js";

@@ -1,13 +1,6 @@
 import type { JsonValue } from "@keel/core";
-import {
-  compareKeys,
-  validateAppend,
-  validateFenceOption,
-  validateKey,
-  validateReadOptions,
-  type LogRecord,
-  type LogStore,
-} from "@keel/store";
+import { type LogRecord, type LogStore } from "@keel/store";
+import { compareKeys, validateAppend, validateFenceOption, validateKey, validateReadOptions } from "@keel/store/kit";
 import { errAsync } from "neverthrow";
 import type { FsContext } from "./fs-context.js";
 import { closeQuietly, isErrno, readAt } from "./fs-io.js";

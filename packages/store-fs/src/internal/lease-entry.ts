@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import path from "node:path";
 import { KeelError } from "@keel/core";
-import type { LeaseState } from "@keel/store";
+import type { LeaseState } from "@keel/store/kit";
 import { INIT_PREFIX, removeBuilding } from "./fs-lock.js";
 import { writeFileAtomicSync, writeFileDurably } from "./fs-durable-write.js";
 import { fsyncDirectory, isErrno, type FsIo } from "./fs-io.js";

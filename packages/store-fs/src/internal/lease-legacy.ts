@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import path from "node:path";
-import type { LeaseState } from "@keel/store";
+import type { LeaseState } from "@keel/store/kit";
 import { isErrno, type FsIo } from "./fs-io.js";
 import type { StorePaths } from "./fs-paths.js";
 import { createLeaseDirectorySync } from "./lease-entry.js";

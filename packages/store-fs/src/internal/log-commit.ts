@@ -1,5 +1,6 @@
 import { newId, type KeelError } from "@keel/core";
-import { decideAppend, keyPath, type AppendResult, type EncodedRecord, type Fence, type LeaseState, type LogState } from "@keel/store";
+import { type AppendResult, type Fence } from "@keel/store";
+import { decideAppend, keyPath, type EncodedRecord, type LeaseState, type LogState } from "@keel/store/kit";
 import { err, ok, type Result } from "neverthrow";
 import { isoNow, type FsContext } from "./fs-context.js";
 import { writeFileDurably } from "./fs-durable-write.js";

@@ -1,4 +1,5 @@
-import { keyPath, type AppendResult, type EncodedRecord, type Fence } from "@keel/store";
+import { type AppendResult, type Fence } from "@keel/store";
+import { keyPath, type EncodedRecord } from "@keel/store/kit";
 import { leaseFloor, type FsContext } from "./fs-context.js";
 import { fenceResources } from "./fs-leases.js";
 import { commitAppends, commitDelete, takeBatch, type AppendRequest, type FenceFloor, type LogRequest } from "./log-commit.js";

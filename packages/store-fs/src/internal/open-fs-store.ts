@@ -1,6 +1,7 @@
 import path from "node:path";
 import { KeelError, systemClock, validate, validateOrThrow } from "@keel/core";
-import { DEFAULT_MAX_VALUE_BYTES, type KeelStore } from "@keel/store";
+import { type KeelStore } from "@keel/store";
+import { DEFAULT_MAX_VALUE_BYTES } from "@keel/store/kit";
 import { err, errAsync, ok, ResultAsync } from "neverthrow";
 import { z } from "zod";
 import { FsStoreOptionsSchema, type FsStoreOptions, type FsStoreWarning } from "../fs-store-options.js";

@@ -1,5 +1,6 @@
 import type { KeelError } from "@keel/core";
-import { updateDoc, type KeelStore, type Lease } from "@keel/store";
+import { type KeelStore, type Lease } from "@keel/store";
+import { updateDoc } from "@keel/store/kit";
 import { afterEach, describe, expect, it } from "vitest";
 import { errOf, okValue, type AnyResult } from "../result-assertions.js";
 
