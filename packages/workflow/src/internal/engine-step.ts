@@ -1,5 +1,5 @@
 import { KeelError, digest, newId } from "@keel/core";
-import { withLease, type Doc } from "@keel/store";
+import type { Doc } from "@keel/store";
 import { err, ok, ResultAsync, type Result } from "neverthrow";
 import type { HandoffPacket, SignedPacket, StepBodySchema } from "../engine-requests.js";
 import { fingerprintFiles, intakeEvidence } from "../evidence.js";
@@ -9,6 +9,7 @@ import type { z } from "zod";
 import { emitAll, leaseName, readRun, stateEvent, taskScope, writeRun, type EngineContext } from "./engine-context.js";
 import { makePacket, runStage, type RanCall, type StepState } from "./stage-run.js";
 import { currentDefinitionsDigest } from "./engine-plan.js";
+import { withRunLease } from "./run-lease.js";
 
 /** What `step` did: the calls it made or replayed, and where the run now stands. */
 export interface StepReport {
@@ -43,14 +44,7 @@ async function stepAsync(context: EngineContext, runId: string, body: StepBody):
     return err(new KeelError("lease_held", `run ${runId} is being stepped by another caller (lease ${name}, until ${new Date(current.value.expiresAt).toISOString()}): wait for it, then read the status`, { details: { runId, holder: current.value.holder } }));
   }
   const holder = `step-${newId()}`;
-  const outcome = await withLease(
-    context.store.leases,
-    name,
-    holder,
-    (fence) => new ResultAsync(underLease(context, runId, body, fence)),
-    { ttlMs: context.leaseTtlMs, waitMs: 0 },
-  );
-  return outcome;
+  return withRunLease(context.store.leases, name, holder, context.leaseTtlMs, (fence) => underLease(context, runId, body, fence));
 }
 
 function refuseStep(context: EngineContext, run: RunDoc, body: StepBody): KeelError | undefined {
