@@ -4,6 +4,7 @@ import { CliUsageError, type CliCommand } from "../cli-command.js";
 import { paint } from "../cli-io.js";
 import { runDemo, type DemoPolicy } from "../demo/demo-run.js";
 import { createCliBackendById, CLI_BACKEND_IDS } from "../demo/demo-backends.js";
+import { DEMO_WORKFLOWS, runWorkflowDemo, type DemoWorkflow } from "../demo/demo-workflow.js";
 
 const POLICIES: readonly DemoPolicy[] = ["fresh", "mission", "rolling"];
 
@@ -25,6 +26,8 @@ export const demoCommand: CliCommand = {
     "  --rounds <n>         rounds per policy, 1 to 50 (default 8)",
     `  --backend <id>       scripted (default), or a real CLI: ${CLI_BACKEND_IDS.join(", ")}`,
     "  --continue           continue the missions of the earlier demo in --dir (a restart)",
+    `  --workflow <id>      instead, run a built-in workflow (${DEMO_WORKFLOWS.join(", ")}) end to end on the fs store,`,
+    "                       the demo acting as supervisor (once revising, then accepting)",
     "",
     "Example:",
     "  keel demo --policies fresh,rolling --rounds 8",
@@ -36,11 +39,13 @@ export const demoCommand: CliCommand = {
     rounds: { type: "string" },
     backend: { type: "string" },
     continue: { type: "boolean" },
+    workflow: { type: "string" },
   },
   allowPositionals: false,
   run: async ({ values }, io) => {
     const dirValue = typeof values.dir === "string" ? values.dir : ".keel-demo";
     const dir = isAbsolute(dirValue) ? dirValue : resolve(io.cwd, dirValue);
+    if (typeof values.workflow === "string") return runWorkflowCommand(values.workflow, dir, io);
     const policies = parsePolicies(typeof values.policies === "string" ? values.policies : undefined);
     const rounds = parseRounds(typeof values.rounds === "string" ? values.rounds : undefined);
     const backendId = typeof values.backend === "string" ? values.backend : "scripted";
@@ -84,4 +89,16 @@ function parseRounds(text: string | undefined): number {
   if (text === undefined) return 8;
   if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > 50) throw new CliUsageError(`--rounds must be a whole number from 1 to 50, got "${text}"`);
   return Number(text);
+}
+
+async function runWorkflowCommand(workflow: string, dir: string, io: Parameters<CliCommand["run"]>[1]): Promise<number> {
+  if (!(DEMO_WORKFLOWS as readonly string[]).includes(workflow)) throw new CliUsageError(`unknown workflow "${workflow}": use ${DEMO_WORKFLOWS.join(" or ")}`);
+  io.stdout(`${paint(io, "bold", "keel demo")}: workflow ${workflow} on the scripted backend, in ${dir}\n`);
+  const outcome = await runWorkflowDemo({ dir, workflow: workflow as DemoWorkflow, progress: (line) => io.stdout(`${line}\n`) });
+  if (outcome.isErr()) {
+    io.stderr(`${paint(io, "red", "error")} (${outcome.error.code}): ${outcome.error.message}\n`);
+    return 1;
+  }
+  io.stdout(`\n${workflow}: ${outcome.value.status.status} after ${outcome.value.status.corrections.used} correction(s)\nstore:  ${outcome.value.store}  (keel inspect ${outcome.value.store})\n`);
+  return outcome.value.status.status === "completed" ? 0 : 1;
 }
