@@ -371,3 +371,58 @@ describe("catalog and routing changes prevent silent resumption", () => {
     expect((await routing.engine.step(run.runId, { version: 1 }))._unsafeUnwrapErr()).toMatchObject({ code: "conflict", details: { reason: "routing_changed" } });
   });
 });
+
+describe("budgets, packet retention and profile roles", () => {
+  it("reserves the role's timeout before a call and refunds the unused known time", async () => {
+    const { engine } = makeEngine();
+    const run = (await engine.start(reviewTask("time")))._unsafeUnwrap();
+    const step = (await engine.step(run.runId, { version: 1 }))._unsafeUnwrap();
+    // Two calls of 50 ms each: 2 × 600,000 ms were reserved, the unused time came back.
+    expect(step.status.budget).toMatchObject({ reserved: { timeMs: 0, calls: 0, tokens: 0 }, settled: { timeMs: 100, calls: 2 }, openReservations: 0 });
+    // Token reservations (the conservative estimate) are never refunded.
+    expect(step.status.budget!.settled.tokens).toBeGreaterThan(200);
+  });
+
+  it("the store keeps packet digests only, unless the host opts in to contents", async () => {
+    for (const retain of [false, true]) {
+      const { engine, store } = makeEngine({ retainPacketContents: retain });
+      const run = (await engine.start(reviewTask(`retain-${retain}`)))._unsafeUnwrap();
+      (await engine.step(run.runId, { version: 1 }))._unsafeUnwrap();
+      const doc = (await store.docs.get(["workflow-runs", run.runId]))._unsafeUnwrap()!.value as { packets: { digest: string; content?: unknown }[] };
+      expect(doc.packets).toHaveLength(2);
+      expect(doc.packets.every((packet) => packet.digest.startsWith("sha256:"))).toBe(true);
+      expect(doc.packets.every((packet) => (packet.content !== undefined) === retain)).toBe(true);
+    }
+  });
+
+  it("a profile can disable a role (its stages are skipped) and enable a role that is off by default", async () => {
+    const quiet = { schemaVersion: 1, id: "quiet", version: "1.0.0", description: "no explorer", disableRoles: ["explorer"] };
+    const offRole = { schemaVersion: 1, id: "auditor", version: "1.0.0", description: "off by default", skills: ["diff_review"], enabled: false };
+    const flow = {
+      schemaVersion: 1,
+      id: "audit_flow",
+      version: "1.0.0",
+      description: "audit",
+      kind: "review",
+      reviseFrom: "audit",
+      stages: [{ id: "audit", kind: "local", role: "auditor", skills: ["diff_review"] }, { id: "end", kind: "checkpoint", final: true }],
+    };
+    const loud = { schemaVersion: 1, id: "loud", version: "1.0.0", description: "audits", enableRoles: ["auditor"] };
+    const { engine } = makeEngine({ definitions: { profiles: [quiet, loud] as never, roles: [offRole] as never, workflows: [flow] as never } });
+    const plan = (await engine.plan(reviewTask("quiet", { profile: "quiet" })))._unsafeUnwrap();
+    expect(plan.stages.find((stage) => stage.id === "explore")).toMatchObject({ status: "skipped", skipReason: "role_disabled" });
+    const off = (await engine.plan({ taskId: "audit-off", objective: "audit", workflow: "audit_flow" }))._unsafeUnwrap();
+    expect(off.stages[0]).toMatchObject({ status: "skipped", skipReason: "role_disabled" });
+    const on = (await engine.plan({ taskId: "audit-on", objective: "audit", workflow: "audit_flow", profile: "loud" }))._unsafeUnwrap();
+    expect(on.stages[0]).toMatchObject({ status: "pending" });
+  });
+
+  it("profile instructions and authority document paths reach the prompt; the documents are never read", async () => {
+    const guided = { schemaVersion: 1, id: "guided", version: "1.0.0", description: "", instructions: "prefer small diffs", authorityDocuments: ["docs/does-not-exist.md"] };
+    const { engine, calls } = makeEngine({ definitions: { profiles: [guided] as never } });
+    const run = (await engine.start(reviewTask("guided", { profile: "guided" })))._unsafeUnwrap();
+    (await engine.step(run.runId, { version: 1 }))._unsafeUnwrap();
+    const prompt = JSON.parse(calls[0]!.prompt) as { profileInstructions: string; authorityDocuments: string[] };
+    expect(prompt).toMatchObject({ profileInstructions: "prefer small diffs", authorityDocuments: ["docs/does-not-exist.md"] });
+  });
+});
