@@ -12,7 +12,7 @@ export const TIERS = ["light", "medium", "large", "maximum"] as const;
 export type Tier = (typeof TIERS)[number];
 
 /** The zod schema of a {@link Tier}. */
-export const TierSchema = z.enum(TIERS);
+export const TierSchema = z.literal(TIERS);
 
 /** Evidence a skill cannot run without: an empty diff or test output is refused before the call. */
 export const EVIDENCE_NEEDS = ["diff", "testOutput"] as const;
@@ -44,7 +44,7 @@ const Header = {
 export const SkillDefinitionSchema = z.strictObject({
   ...Header,
   instructions: Text(8000),
-  needs: z.array(z.enum(EVIDENCE_NEEDS)).max(2).default([]),
+  needs: z.array(z.literal(EVIDENCE_NEEDS)).max(2).default([]),
   capabilities: z.array(Capability).max(16).default([]),
   outputBytes: z.number().int().min(256).max(65_536).default(12_000),
 });
@@ -79,8 +79,8 @@ export type RoleDefinition = z.output<typeof RoleDefinitionSchema>;
 
 /** When a local stage runs: every listed field must match the task (absent fields match all). */
 export const StageConditionSchema = z.strictObject({
-  risk: z.array(z.enum(RISKS)).min(1).max(3).optional(),
-  complexity: z.array(z.enum(COMPLEXITIES)).min(1).max(3).optional(),
+  risk: z.array(z.literal(RISKS)).min(1).max(3).optional(),
+  complexity: z.array(z.literal(COMPLEXITIES)).min(1).max(3).optional(),
 });
 
 /** A stage run by a role on a model: its skills in order, and the earlier stages it reads. */
@@ -122,7 +122,7 @@ export type Stage = z.output<typeof StageSchema>;
  */
 export const WorkflowDefinitionSchema = z.strictObject({
   ...Header,
-  kind: z.enum(["issue", "review"]),
+  kind: z.literal(["issue", "review"]),
   stages: z.array(StageSchema).min(1).max(64),
   reviseFrom: Id,
   maxCorrections: z.number().int().min(0).max(10).default(2),

@@ -28,8 +28,8 @@ export const TaskSchema = z.strictObject({
   workflow: SafeNameSchema,
   profile: SafeNameSchema.optional(),
   scope: z.array(ProjectPathSchema).max(64).default([]),
-  risk: z.enum(RISKS).default("medium"),
-  complexity: z.enum(COMPLEXITIES).default("medium"),
+  risk: z.literal(RISKS).default("medium"),
+  complexity: z.literal(COMPLEXITIES).default("medium"),
   evidence: EvidenceSchema.default({}),
 });
 
@@ -39,7 +39,7 @@ export type TaskInput = z.input<typeof TaskSchema>;
 export type Task = z.output<typeof TaskSchema>;
 
 /** What to do when a replayed journal record differs from the call about to be made. */
-export const MismatchPolicySchema = z.enum(["pause", "fail", "rerun"]);
+export const MismatchPolicySchema = z.literal(["pause", "fail", "rerun"]);
 
 /** A mismatch policy: `pause` (default), `fail` or `rerun`. */
 export type MismatchPolicy = z.output<typeof MismatchPolicySchema>;
@@ -93,7 +93,7 @@ export type CheckpointAction = (typeof CHECKPOINT_ACTIONS)[number];
  */
 export const CheckpointBodySchema = z.strictObject({
   version: RunVersionSchema,
-  action: z.enum(CHECKPOINT_ACTIONS),
+  action: z.literal(CHECKPOINT_ACTIONS),
   note: z.string().max(4000).optional(),
   evidence: EvidenceSchema.optional(),
   acknowledgeUnverifiedChecks: z.boolean().optional(),

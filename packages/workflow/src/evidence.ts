@@ -39,7 +39,7 @@ export type FileSelection = z.output<typeof FileSelectionSchema>;
 const field = z.string().max(EVIDENCE_LIMITS.fieldChars, `at most ${EVIDENCE_LIMITS.fieldChars} characters`);
 
 /** Validation of the checks a supervisor reports: a log is evidence, not proof that tests ran. */
-export const ValidationStatusSchema = z.enum(["not_run", "passed", "failed"]);
+export const ValidationStatusSchema = z.literal(["not_run", "passed", "failed"]);
 
 /** A validation status. */
 export type ValidationStatus = z.output<typeof ValidationStatusSchema>;

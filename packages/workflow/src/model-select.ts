@@ -9,7 +9,7 @@ export const ModelSchema = z.strictObject({
   /** Context window in tokens. */
   contextWindow: z.number().int().min(1).max(100_000_000),
   capabilities: z.array(z.string().min(1).max(64)).max(32).default([]),
-  location: z.enum(["installed", "remote"]),
+  location: z.literal(["installed", "remote"]),
   /** Measured latency of a typical call in ms, when known. */
   latencyMs: z.number().int().nonnegative().optional(),
   /** Whether the host reviewed this model's quality for this kind of work. */

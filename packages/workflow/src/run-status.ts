@@ -111,7 +111,7 @@ function budgetStatus(snapshot: ScopeSnapshot): BudgetStatus {
   return { limits, reserved: { ...snapshot.reserved }, settled: { ...snapshot.settled }, remaining: { ...snapshot.remaining }, openReservations: snapshot.openReservations };
 }
 
-/** Cuts a status to {@link RESPONSE_LIMITS.statusBytes}: per-stage models first, then stages around the current one, said explicitly. */
+/** Cuts a status to `RESPONSE_LIMITS.statusBytes` (16,000 bytes): per-stage models first, then stages around the current one, said explicitly. */
 export function boundStatus(status: RunStatus): RunStatus {
   const size = (value: RunStatus) => utf8Bytes(canonicalJson(value));
   if (size(status) <= RESPONSE_LIMITS.statusBytes) return status;
