@@ -5,12 +5,12 @@ import { AbortRequestSchema, CheckpointRequestSchema, HandoffPacketSchema, PlanR
 describe("request schemas are the wire contract", () => {
   it("each converts to JSON Schema for an MCP tool or a CLI", () => {
     for (const schema of [TaskSchema, PlanRequestSchema, StepRequestSchema, CheckpointRequestSchema, StatusRequestSchema, AbortRequestSchema, HandoffPacketSchema]) {
-      const json = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as { type: string; properties: Record<string, unknown>; additionalProperties: boolean };
+      const json = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as unknown as { type: string; properties: Record<string, unknown>; additionalProperties: boolean };
       expect(json.type).toBe("object");
       expect(json.additionalProperties).toBe(false);
       expect(Object.keys(json.properties).length).toBeGreaterThan(0);
     }
-    const checkpoint = z.toJSONSchema(CheckpointRequestSchema, { io: "input", unrepresentable: "any" }) as { properties: { action: { enum: string[] } }; required: string[] };
+    const checkpoint = z.toJSONSchema(CheckpointRequestSchema, { io: "input", unrepresentable: "any" }) as unknown as { properties: { action: { enum: string[] } }; required: string[] };
     expect(checkpoint.properties.action.enum).toEqual(["accept", "reject", "revise", "abort"]);
     expect(checkpoint.required).toEqual(expect.arrayContaining(["runId", "version", "action"]));
   });

@@ -1,5 +1,5 @@
 import { canonicalJson, utf8Bytes } from "@keel/core";
-import type { ScopeSnapshot } from "@keel/budget";
+import type { BudgetDimension, ScopeSnapshot, Totals } from "@keel/budget";
 import { RESPONSE_LIMITS } from "./response-bounds.js";
 import type { RunDoc, RunOutcome, RunState, StageState } from "./run-state.js";
 
@@ -25,10 +25,15 @@ export interface LeaseStatus {
 
 /** Budget use of the run's task scope. */
 export interface BudgetStatus {
-  limits: Record<string, { value: number; source: string }>;
-  reserved: Record<string, number>;
-  settled: Record<string, number>;
-  remaining: Record<string, number | null>;
+  /** Effective limits with the level that set each (`global`, `workflow`, `profile`); unlimited dimensions are absent. */
+  limits: Partial<Record<BudgetDimension, { value: number; source: string }>>;
+  /** Held by open reservations. */
+  reserved: Totals;
+  /** Charged by settled, abandoned and expired reservations. */
+  settled: Totals;
+  /** What is left per dimension (`null`: unlimited). */
+  remaining: Record<BudgetDimension, number | null>;
+  /** Open reservations (interrupted work keeps its reservation). */
   openReservations: number;
 }
 
@@ -107,7 +112,7 @@ export function buildStatus(run: RunDoc, budget: ScopeSnapshot | null, lease: Le
 
 function budgetStatus(snapshot: ScopeSnapshot): BudgetStatus {
   const limits: BudgetStatus["limits"] = {};
-  for (const [dimension, limit] of Object.entries(snapshot.limits)) if (limit) limits[dimension] = { value: limit.limit, source: limit.source };
+  for (const [dimension, limit] of Object.entries(snapshot.limits) as [BudgetDimension, { limit: number; source: string } | undefined][]) if (limit) limits[dimension] = { value: limit.limit, source: limit.source };
   return { limits, reserved: { ...snapshot.reserved }, settled: { ...snapshot.settled }, remaining: { ...snapshot.remaining }, openReservations: snapshot.openReservations };
 }
 
