@@ -195,3 +195,19 @@ describe("source fingerprints", () => {
     expect(fresh.status.status).toBe("awaiting_checkpoint");
   });
 });
+
+describe("packets the journal cannot rebuild", () => {
+  it("a stage never runs without its inputs: missing packets must be passed back", async () => {
+    const clock = createManualClock();
+    const store = createMemoryStore({ clock });
+    const { engine } = makeEngine({ store, clock });
+    const run = (await engine.start(reviewTask("lost", { evidence: { context: "no diff yet" } })))._unsafeUnwrap();
+    const blocked = (await engine.step(run.runId, { version: 1 }))._unsafeUnwrap();
+    const packet = blocked.ran[0]!;
+    (await store.logs.delete(["workflow-journal", run.runId]))._unsafeUnwrap();
+    const refused = await engine.step(run.runId, { version: blocked.status.version });
+    expect(refused._unsafeUnwrapErr()).toMatchObject({ code: "not_found", details: { reason: "packets_missing", digests: [packet.packetDigest] } });
+    const passed = (await engine.step(run.runId, { version: blocked.status.version, packets: [{ digest: packet.packetDigest!, packet: packet.packet! }] }))._unsafeUnwrap();
+    expect(passed.status.outcome).toMatchObject({ reason: "missing_evidence" });
+  });
+});

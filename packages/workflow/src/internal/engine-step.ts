@@ -177,5 +177,13 @@ function knownPackets(run: RunDoc, journal: Map<number, import("../run-journal.j
     const rebuilt = makePacket({ ...run, corrections: record.cycle }, planned, record.skill, journaled.call.model, record.callIndex, journaled.result.text);
     if (digest(rebuilt) === record.digest) known.set(record.digest, rebuilt);
   }
+  // A packet that can still feed a stage (same segment) must be known: never run a stage without its inputs.
+  let segmentStart = 0;
+  for (let index = run.position - 1; index >= 0; index--) if (run.plan.stages[index]?.kind === "checkpoint") { segmentStart = index + 1; break; }
+  const segment = new Set(run.plan.stages.slice(segmentStart, run.position).map((stage) => stage.id));
+  const missing = run.packets.filter((record) => segment.has(record.stage) && !known.has(record.digest)).map((record) => record.digest);
+  if (missing.length > 0) {
+    return err(new KeelError("not_found", `run ${run.runId} needs ${missing.length} handoff packet(s) it cannot rebuild (the journal lost them and the store keeps digests only): pass them back with step(..., { packets })`, { details: { runId: run.runId, reason: "packets_missing", digests: missing } }));
+  }
   return ok(known);
 }
