@@ -30,3 +30,22 @@ export {
 export type { SkillBackendId, SkillDelivery, SkillDeliveryMode } from "./skill-delivery.js";
 export { stageSkills } from "./skill-staging.js";
 export type { StageAction, StagedSkill, StageReport, StageSkillsOptions } from "./skill-staging.js";
+export { nodeSkillIo } from "./skill-io.js";
+export type { SkillIo } from "./skill-io.js";
+export { DEFAULT_MANAGED_SKILL_LIMITS } from "./skill-manage-options.js";
+export type { ManagedLayerOptions, ManagedSkillLimits } from "./skill-manage-options.js";
+export { decideAdmission, ManualAdmissionSchema, VerificationSummarySchema } from "./skill-admission.js";
+export type {
+  AdmissionDecision,
+  AdmissionRefusal,
+  AdmissionVerdict,
+  ManualAdmission,
+  VerificationBackendResult,
+  VerificationSummary,
+} from "./skill-admission.js";
+export { SkillMetadataSchema, SkillRoutingSchema, SkillSourceSchema } from "./skill-metadata.js";
+export type { SkillMetadata, SkillRouting, SkillSource } from "./skill-metadata.js";
+export { digestSkillTree } from "./skill-digest.js";
+export type { SkillTreeDigest } from "./skill-digest.js";
+export { importSkill, readSkillMetadata } from "./skill-import.js";
+export type { ImportSkillOptions, ImportSkillReport } from "./skill-import.js";
