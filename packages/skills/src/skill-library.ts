@@ -8,6 +8,7 @@ import { scanLayers, type ScanResult } from "./internal/skill-scan.js";
 import { buildView } from "./internal/view-build.js";
 import { readSkillBody, type SkillBody } from "./skill-body.js";
 import { SkillBackendIdSchema, SKILL_DELIVERY, type SkillBackendId } from "./skill-delivery.js";
+import { stageSkills, type StageReport, type StageSkillsOptions } from "./skill-staging.js";
 import { searchSkills, type SkillSearchHit, type SkillSearchOptions } from "./skill-search.js";
 import type { SkillDiscoveryMode, SkillEntry, SkillView } from "./skill-view.js";
 
@@ -100,6 +101,11 @@ export interface SkillLibrary {
    * is not a skill of this library.
    */
   readBody(skill: Pick<SkillEntry, "name" | "path">, context: ReadBodyContext): ResultAsync<SkillBody, KeelError>;
+  /**
+   * `stageSkills` bound to this library: every skill staged must really be inside one of its
+   * layers (`invalid_input` otherwise, nothing staged), whatever the view says.
+   */
+  stage(view: Pick<SkillView, "role" | "own" | "skills">, dir: string, options?: Omit<StageSkillsOptions, "layers">): ResultAsync<StageReport, KeelError>;
 }
 
 const positive = (max: number) => z.number().int().min(1).max(max);
@@ -201,6 +207,7 @@ export function createSkillLibrary(options: SkillLibraryOptions): SkillLibrary {
     limits,
     resolve,
     search: (view, query, searchOptions) => searchSkills(view, query, searchOptions),
+    stage: (view, dir, stageOptions = {}) => stageSkills(view, dir, { ...stageOptions, layers: layers.map((layer) => layer.dir) }),
     readBody: (skill, context) => readSkillBody({ layers, maxFileBytes: limits.maxFileBytes, ...(events ? { events } : {}) }, skill, context),
   };
 }

@@ -25,10 +25,7 @@ export interface SkillTreeFile {
 }
 
 /** Something in a skill tree that cannot be imported. */
-export interface SkillTreeProblem {
-  path: string;
-  reason: string;
-}
+export type SkillTreeProblem = { path: string; reason: string };
 
 /** A listed tree: its files sorted by the UTF-8 bytes of their relative paths, and its problems. */
 export interface SkillTreeListing {
