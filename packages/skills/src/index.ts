@@ -1,5 +1,5 @@
 export { createSkillLibrary, DEFAULT_SKILL_LIMITS } from "./skill-library.js";
-export type { ReadBodyContext, ResolveSkillsOptions, SkillLayer, SkillLibrary, SkillLibraryOptions, SkillLimits } from "./skill-library.js";
+export type { FoundSkill, GetSkillOptions, ReadBodyContext, ResolveSkillsOptions, SkillLayer, SkillLibrary, SkillLibraryOptions, SkillLimits } from "./skill-library.js";
 export type { SkillBody } from "./skill-body.js";
 export { SKILL_DIAGNOSTIC_CODES, SkillEntrySchema, SkillRootSchema, SkillViewSchema } from "./skill-view.js";
 export type {
@@ -49,3 +49,11 @@ export { digestSkillTree } from "./skill-digest.js";
 export type { SkillTreeDigest } from "./skill-digest.js";
 export { importSkill, readSkillMetadata } from "./skill-import.js";
 export type { ImportSkillOptions, ImportSkillReport } from "./skill-import.js";
+export { setSkillVisibility } from "./skill-visibility.js";
+export type { SetSkillVisibilityOptions, SkillVisibility, SkillVisibilityReport } from "./skill-visibility.js";
+export { purgeWithdrawnSkills, withdrawSkill } from "./skill-withdraw.js";
+export type { PurgeWithdrawnOptions, WithdrawSkillOptions, WithdrawSkillReport } from "./skill-withdraw.js";
+export { decideLibraryUpdate } from "./skill-library-decision.js";
+export type { LibraryAction, LibraryPlanEntry, LibrarySkillFacts } from "./skill-library-decision.js";
+export { installLibrary, updateLibrary } from "./skill-library-update.js";
+export type { LibraryUpdateEntry, LibraryUpdateReport, UpdateLibraryOptions } from "./skill-library-update.js";
