@@ -57,3 +57,5 @@ export { decideLibraryUpdate } from "./skill-library-decision.js";
 export type { LibraryAction, LibraryPlanEntry, LibrarySkillFacts } from "./skill-library-decision.js";
 export { installLibrary, updateLibrary } from "./skill-library-update.js";
 export type { LibraryUpdateEntry, LibraryUpdateReport, UpdateLibraryOptions } from "./skill-library-update.js";
+export { DEFAULT_INSTRUCTION_FILE_NAMES, discoverInstructions, renderInstructions } from "./skill-instructions.js";
+export type { DiscoverInstructionsOptions, InstructionDiscovery, InstructionFile, InstructionScope, SkippedInstructionFile } from "./skill-instructions.js";
