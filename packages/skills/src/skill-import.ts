@@ -32,6 +32,8 @@ export interface ImportSkillOptions extends ManagedLayerOptions {
   verification?: VerificationSummary;
   /** An explicit manual decision that admits the skill whatever the verification says. */
   manualDecision?: ManualAdmission;
+  /** Validate and check the target only; write nothing (the report says what would happen). */
+  dryRun?: boolean;
 }
 
 /** What {@link importSkill} did. */
@@ -40,8 +42,10 @@ export interface ImportSkillReport {
   name: string;
   /** The skill directory now in the layer. */
   target: string;
-  /** True when a previous version was replaced. */
+  /** True when a previous version was replaced (with `dryRun`: would be). */
   replaced: boolean;
+  /** False for a dry run: nothing was written. */
+  applied: boolean;
   /** The metadata written beside the skill. */
   metadata: SkillMetadata;
   /** Paths that could not be cleaned after success (a previous version's backup); safe to delete. */
@@ -55,6 +59,7 @@ const ImportOptionsSchema = managedOptionsSchema({
     source: z.object({ library: z.string().min(1).max(4096).optional(), revision: z.string().min(1).max(256).optional() }).strict().optional(),
     verification: VerificationSummarySchema.optional(),
     manualDecision: ManualAdmissionSchema.optional(),
+    dryRun: z.boolean().optional(),
   });
 
 /** Builds the metadata of a prepared skill. Throws `invalid_input` for routes that are not safe names. */
@@ -106,7 +111,7 @@ export async function importLocked(
     expect: options.expect,
     limits: context.limits,
   });
-  return { name: prepared.name, target: written.target, replaced: written.replaced, metadata, leftovers: written.leftovers };
+  return { name: prepared.name, target: written.target, replaced: written.replaced, applied: true, metadata, leftovers: written.leftovers };
 }
 
 /**
@@ -143,9 +148,22 @@ export function importSkill(options: ImportSkillOptions): ResultAsync<ImportSkil
       });
     }
     const metadata = metadataFor(prepared, options, verdict.decision, context.clock.now());
+    if (options.dryRun) return dryRunReport(context, prepared.name, metadata, options.overwrite ?? false);
     return withRoleLock(context, `importing ${options.from}`, () => importLocked(context, prepared, metadata, { overwrite: options.overwrite ?? false }));
   };
   return ResultAsync.fromThrowable(run, (error) => (KeelError.is(error) ? error : toKeelError(error, "io_failed", `importing skill ${options.from} failed`)))();
+}
+
+async function dryRunReport(context: ManagedContext, name: string, metadata: SkillMetadata, overwrite: boolean): Promise<ImportSkillReport> {
+  const target = join(context.roleDirectory, name);
+  const present = await context.io.lstat(target).then(
+    () => true,
+    (error: unknown) => ((error as { code?: string }).code === "ENOENT" ? false : Promise.reject(error)),
+  );
+  if (present && !overwrite) {
+    throw new KeelError("conflict", `skill "${name}" already exists at ${target}: pass overwrite to replace it`, { details: { target }, retryable: false });
+  }
+  return { name, target, replaced: present, applied: false, metadata, leftovers: [] };
 }
 
 /** Reads the metadata beside a managed skill; `not_found` when there is none, `corrupt` when it does not match its schema. */

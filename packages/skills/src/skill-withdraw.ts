@@ -14,11 +14,15 @@ import { hiddenNames, writeHiddenNames } from "./skill-visibility.js";
 export interface WithdrawSkillOptions extends ManagedLayerOptions {
   /** The skill's directory name in the role directory. */
   name: string;
+  /** Check only; move nothing (`trash` is then the trash directory it would go to). */
+  dryRun?: boolean;
 }
 
 /** What {@link withdrawSkill} did. */
 export interface WithdrawSkillReport {
   name: string;
+  /** False for a dry run. */
+  applied: boolean;
   /** Where the skill now is: `<layer>/.keel/trash/<role>/<name>.<id>` (its metadata with it). */
   trash: string;
 }
@@ -48,7 +52,7 @@ export async function moveToTrash(context: ManagedContext, name: string): Promis
   return target;
 }
 
-const WithdrawSchema = managedOptionsSchema({ name: z.string().min(1).max(128) });
+const WithdrawSchema = managedOptionsSchema({ name: z.string().min(1).max(128), dryRun: z.boolean().optional() });
 const PurgeSchema = managedOptionsSchema({ olderThanMs: z.number().int().min(0).optional() });
 
 /**
@@ -71,6 +75,7 @@ export function withdrawSkill(options: WithdrawSkillOptions): ResultAsync<Withdr
         if (errnoOf(error) !== "ENOENT") throw error;
         throw new KeelError("not_found", `role "${options.role}" of ${context.layerDirectory} has no skill "${options.name}" to withdraw`, { details: { name: options.name } });
       }
+      if (options.dryRun) return { name: options.name, applied: false, trash: trashDirectory(context) };
       const state = await readLibraryState(context);
       const hidden = await hiddenNames(context);
       const trash = await moveToTrash(context, options.name);
@@ -80,7 +85,7 @@ export function withdrawSkill(options: WithdrawSkillOptions): ResultAsync<Withdr
         await writeLibraryState(context, state);
       }
       if (hidden.delete(options.name)) await writeHiddenNames(context, hidden);
-      return { name: options.name, trash };
+      return { name: options.name, applied: true, trash };
     });
   return ResultAsync.fromThrowable(run, (error) => (KeelError.is(error) ? error : toKeelError(error, "io_failed", "withdrawing the skill failed")))();
 }
