@@ -109,6 +109,17 @@ describe("importSkill", () => {
     });
   });
 
+  it("a dry run validates and checks the target, and writes nothing", async () => {
+    const dry = (await importSkill({ from: source(), layer, role: "engineer", routing: routes, dryRun: true }))._unsafeUnwrap();
+    expect(dry).toMatchObject({ name: "webapp-testing", applied: false, replaced: false });
+    expect(existsSync(layer)).toBe(false);
+    (await importSkill({ from: source(), layer, role: "engineer", routing: routes }))._unsafeUnwrap();
+    const before = snapshotTree(layer);
+    expect((await importSkill({ from: source(), layer, role: "engineer", routing: routes, dryRun: true }))._unsafeUnwrapErr().code).toBe("conflict");
+    expect((await importSkill({ from: source(), layer, role: "engineer", routing: routes, dryRun: true, overwrite: true }))._unsafeUnwrap().replaced).toBe(true);
+    expect(snapshotTree(layer)).toEqual(before);
+  });
+
   describe("replacing", () => {
     it("refuses an existing skill without overwrite, replaces it with overwrite", async () => {
       const first = (await importSkill({ from: source("webapp-testing", "v1"), layer, role: "engineer", routing: routes }))._unsafeUnwrap();

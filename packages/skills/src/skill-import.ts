@@ -5,6 +5,7 @@ import { z } from "zod";
 import { withRoleLock } from "./internal/role-lock.js";
 import { prepareSkill, type PreparedSkill } from "./internal/skill-source.js";
 import { writeSkill } from "./internal/skill-swap.js";
+import { nodeSkillIo, type SkillIo } from "./skill-io.js";
 import {
   decideAdmission,
   ManualAdmissionSchema,
@@ -167,7 +168,7 @@ async function dryRunReport(context: ManagedContext, name: string, metadata: Ski
 }
 
 /** Reads the metadata beside a managed skill; `not_found` when there is none, `corrupt` when it does not match its schema. */
-export function readSkillMetadata(skillDirectory: string, io = managedContext({ layer: ".", role: "x" }).io): ResultAsync<SkillMetadata, KeelError> {
+export function readSkillMetadata(skillDirectory: string, io: SkillIo = nodeSkillIo): ResultAsync<SkillMetadata, KeelError> {
   const path = join(skillDirectory, ".keel-skill.json");
   const run = async (): Promise<SkillMetadata> => {
     let text: string;

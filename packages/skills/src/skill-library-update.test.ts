@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { copyTree, snapshotTree } from "./__fixtures__/managed-tree.js";
+import { copyTree, faultyIo, snapshotTree } from "./__fixtures__/managed-tree.js";
 import { sharedFixtures, temporaryDirectory } from "./__fixtures__/skill-tree.js";
 import { digestSkillTree } from "./skill-digest.js";
 import { importSkill, readSkillMetadata } from "./skill-import.js";
@@ -147,5 +147,19 @@ describe("installLibrary / updateLibrary on the real skills", () => {
     expect((await updateLibrary({ source, layer, role } as never))._unsafeUnwrapErr().code).toBe("invalid_input");
     expect((await updateLibrary({ ...options(), role: "../x" }))._unsafeUnwrapErr().code).toBe("invalid_input");
     expect((await updateLibrary({ ...options(), source: join(work.dir, "nope") }))._unsafeUnwrapErr().code).toBe("not_found");
+  });
+});
+
+describe("a failure while applying", () => {
+  it("leaves the failed skill and its record as they were; the skills before it stay applied and recorded; a rerun finishes", async () => {
+    const io = faultyIo({ method: "rename", when: (path) => path.includes(".keel-staging.internal-comms.") });
+    const failed = await installLibrary({ ...options({ apply: true }), io });
+    expect(failed._unsafeUnwrapErr().code).toBe("io_failed");
+    expect(existsSync(join(layer, role, "internal-comms"))).toBe(false);
+    expect(readdirSync(join(layer, role)).filter((name) => name.startsWith(".keel-") && name !== ".keel-library.json")).toEqual([]);
+    const state = JSON.parse(readFileSync(join(layer, role, ".keel-library.json"), "utf8"));
+    expect(Object.keys(state.skills)).toEqual(["brand-guidelines"]);
+    const rerun = (await installLibrary(options({ apply: true })))._unsafeUnwrap();
+    expect(actions(rerun)).toEqual(["brand-guidelines:unchanged", "internal-comms:add+", "template-skill:add+", "webapp-testing:add+"]);
   });
 });
