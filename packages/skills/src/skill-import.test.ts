@@ -106,6 +106,7 @@ describe("importSkill", () => {
       const from = join(work.dir, "empty");
       mkdirSync(from);
       expect((await importSkill({ from, layer, role: "engineer", routing: routes }))._unsafeUnwrapErr().code).toBe("invalid_input");
+      expect((await importSkill({ from: join(work.dir, "nowhere"), layer, role: "engineer", routing: routes }))._unsafeUnwrapErr().code).toBe("not_found");
     });
   });
 

@@ -35,7 +35,10 @@ function refuse(from: string, problems: { path: string; reason: string }[]): nev
  * name, sizes, counts and depth within `limits`. `invalid_input` listing every problem.
  */
 export async function prepareSkill(io: SkillIo, from: string, limits: SkillTreeLimits & { maxSkillFileBytes: number }): Promise<PreparedSkill> {
-  const source = await io.realpath(from);
+  const source = await io.realpath(from).catch((error: unknown) => {
+    if ((error as { code?: string }).code === "ENOENT") throw new KeelError("not_found", `the skill directory ${from} does not exist`, { details: { from } });
+    throw error;
+  });
   const stat = await io.lstat(source);
   if (!stat.isDirectory()) refuse(from, [{ path: source, reason: "is not a directory" }]);
   const listing = await listSkillTree(io, source, limits);
