@@ -151,6 +151,15 @@ describe("installLibrary / updateLibrary on the real skills", () => {
 });
 
 describe("a failure while applying", () => {
+  it("a withdrawal whose move is refused leaves the layer exactly as it was", async () => {
+    (await installLibrary(options({ apply: true })))._unsafeUnwrap();
+    const before = snapshotTree(layer);
+    const io = faultyIo({ method: "rename", when: (path) => path.endsWith(join(role, "webapp-testing")) });
+    expect((await withdrawSkill({ layer, role, name: "webapp-testing", io }))._unsafeUnwrapErr().code).toBe("io_failed");
+    expect(io.fired()).toBe(1);
+    expect(snapshotTree(layer)).toEqual(before);
+  });
+
   it("leaves the failed skill and its record as they were; the skills before it stay applied and recorded; a rerun finishes", async () => {
     const io = faultyIo({ method: "rename", when: (path) => path.includes(".keel-staging.internal-comms.") });
     const failed = await installLibrary({ ...options({ apply: true }), io });

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { writeDocument } from "./internal/document-write.js";
 import { readLibraryState, writeLibraryState } from "./internal/library-state.js";
 import { withRoleLock } from "./internal/role-lock.js";
-import { makeDirectories } from "./internal/skill-swap.js";
+import { makeDirectories, removeCreated } from "./internal/skill-swap.js";
 import { errnoOf } from "./skill-io.js";
 import { type ManagedContext, managedContext, type ManagedLayerOptions, managedOptionsSchema } from "./skill-manage-options.js";
 import { hiddenNames, writeHiddenNames } from "./skill-visibility.js";
@@ -44,9 +44,14 @@ export function trashDirectory(context: ManagedContext): string {
 /** Moves a skill into the trash (the caller holds the role lock); its path there. */
 export async function moveToTrash(context: ManagedContext, name: string): Promise<string> {
   const trash = trashDirectory(context);
-  await makeDirectories(context.io, trash);
+  const created = await makeDirectories(context.io, trash);
   const target = join(trash, `${name}.${newId()}`);
-  await context.io.rename(join(context.roleDirectory, name), target);
+  try {
+    await context.io.rename(join(context.roleDirectory, name), target);
+  } catch (error) {
+    await removeCreated(context.io, created);
+    throw error;
+  }
   await context.io.syncDirectory(context.roleDirectory);
   await writeDocument(context.io, join(target, WITHDRAWAL_FILE), { version: 1, name, role: context.role, withdrawnAt: context.clock.now() });
   return target;

@@ -63,6 +63,8 @@ export async function listSkillTree(io: SkillIo, root: string, limits: SkillTree
     }
     names.sort(compareUtf8);
     for (const name of names) {
+      // Past a count or size limit the verdict is known: stop walking (a huge tree is refused quickly).
+      if (listing.files.length > limits.maxFiles || listing.bytes > limits.maxTotalBytes) return;
       if (relative === "" && name === METADATA_FILE) continue;
       const path = join(directory, name);
       const childRelative = relative === "" ? name.normalize("NFC") : `${relative}/${name.normalize("NFC")}`;
