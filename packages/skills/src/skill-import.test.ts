@@ -1,3 +1,6 @@
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { hostname } from "node:os";
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { digest } from "@keel/core";
@@ -162,6 +165,31 @@ describe("importSkill", () => {
         await importSkill({ from: source(), layer, role: "engineer", routing: "unclassified", verification: high, manualDecision: { kind: "manual", by: "reviewer@example" } })
       )._unsafeUnwrap();
       expect(manual.metadata.admission).toEqual({ summaryDigest: digest(high as never), decision: "manual", by: "reviewer@example" });
+    });
+  });
+
+  describe("the role lock", () => {
+    const hostTag = createHash("sha256").update(hostname()).digest("hex").slice(0, 8);
+    const holdLock = (pid: number) => {
+      const dir = join(layer, ".keel", "locks", "engineer");
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, `held.${pid}.${hostTag}.${Date.now()}.abc123`), "");
+    };
+    it("a live holder makes an import wait, then fail with unavailable, changing nothing", async () => {
+      holdLock(process.pid);
+      const before = snapshotTree(layer);
+      const started = Date.now();
+      const result = await importSkill({ from: source(), layer, role: "engineer", routing: routes, lockWaitMs: 150 });
+      expect(result._unsafeUnwrapErr().code).toBe("unavailable");
+      expect(result._unsafeUnwrapErr().retryable).toBe(true);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+      expect(snapshotTree(layer)).toEqual(before);
+    });
+    it("a lock left by a process that is gone is taken over, and no lock is left after", async () => {
+      const child = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" });
+      holdLock(Number(child.stdout));
+      (await importSkill({ from: source(), layer, role: "engineer", routing: routes, lockWaitMs: 0 }))._unsafeUnwrap();
+      expect(existsSync(join(layer, ".keel"))).toBe(false);
     });
   });
 

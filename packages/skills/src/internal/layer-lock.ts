@@ -137,10 +137,13 @@ export async function acquireLayerLock(io: SkillIo, layerDirectory: string, role
     if (entries.includes(FREE)) continue;
     const held = entries.filter((entry) => !entry.startsWith("."));
     if (held.length === 0) {
+      // An empty directory is a lock being removed (or left by a releaser that crashed): remove
+      // it (refused when a new one was renamed in meanwhile), then build a fresh one.
+      if (entries.length === 0) await rmdirQuietly(io, lockDirectory);
       await initialize(io, keelDirectory, locksDirectory, lockDirectory);
-      continue;
+      if (Date.now() < deadline) continue;
     }
-    if (held.length === 1 && isStale(held[0]!, options.staleMs)) {
+    if (held.length === 1 && entries.length === 1 && isStale(held[0]!, options.staleMs)) {
       try {
         await io.rename(join(lockDirectory, held[0]!), mine);
         return release;
