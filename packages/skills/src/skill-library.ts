@@ -9,9 +9,9 @@ import { buildView, type HiddenSkills } from "./internal/view-build.js";
 import { readHiddenNames } from "./internal/visibility-file.js";
 import { readSkillBody, type SkillBody } from "./skill-body.js";
 import { SkillBackendIdSchema, SKILL_DELIVERY, type SkillBackendId } from "./skill-delivery.js";
-import { stageSkills, type StageReport, type StageSkillsOptions } from "./skill-staging.js";
 import { searchSkills, type SkillSearchHit, type SkillSearchOptions } from "./skill-search.js";
 import type { SkillDiscoveryMode, SkillEntry, SkillView } from "./skill-view.js";
+import { stageSkills, type StageReport, type StageSkillsOptions } from "./skill-staging.js";
 
 /** One layer of skills: a directory holding one directory per role. */
 export interface SkillLayer {
