@@ -28,7 +28,7 @@ describe("buildRolePrompt", () => {
   });
 
   it("includes project instructions on a fresh turn (for backends that do not load them), never on a resumed one", () => {
-    const instructions = renderInstructions([{ path: "/repo/AGENTS.md", content: "Run pnpm test before committing.\n" }]);
+    const instructions = renderInstructions([{ path: "/repo/AGENTS.md", content: "Run pnpm test before committing.\n" }])._unsafeUnwrap();
     const fresh = buildRolePrompt({ role: "engineer", missionId: "m", action: "fresh", task: "Next.", instructions, skillContract: "use skills" })._unsafeUnwrap();
     expect(fresh.sections).toEqual(["Role", "Project instructions", "Skills", "Report", "Task"]);
     expect(fresh.text).toContain('## Project instructions\n<project_instructions>');

@@ -169,6 +169,8 @@ async function dryRunReport(context: ManagedContext, name: string, metadata: Ski
 
 /** Reads the metadata beside a managed skill; `not_found` when there is none, `corrupt` when it does not match its schema. */
 export function readSkillMetadata(skillDirectory: string, io: SkillIo = nodeSkillIo): ResultAsync<SkillMetadata, KeelError> {
+  const checked = validate(z.string().min(1).max(4096), skillDirectory, "skill directory");
+  if (checked.isErr()) return errAsync(checked.error);
   const path = join(skillDirectory, ".keel-skill.json");
   const run = async (): Promise<SkillMetadata> => {
     let text: string;

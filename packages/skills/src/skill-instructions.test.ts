@@ -83,7 +83,7 @@ describe("renderInstructions", () => {
     const text = renderInstructions([
       { path: "/r/AGENTS.md", content: "general\n" },
       { path: '/r/a "b"/AGENTS.md', content: "specific" },
-    ]);
+    ])._unsafeUnwrap();
     expect(text).toBe(
       [
         "<project_instructions>",
@@ -97,6 +97,7 @@ describe("renderInstructions", () => {
         "</project_instructions>",
       ].join("\n"),
     );
-    expect(renderInstructions([])).toBe("");
+    expect(renderInstructions([])._unsafeUnwrap()).toBe("");
+    expect(renderInstructions([{ path: "", content: "x" }])._unsafeUnwrapErr().code).toBe("invalid_input");
   });
 });

@@ -1,7 +1,7 @@
 import { promises as fs } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { KeelError, toKeelError, validate } from "@keel/core";
-import { errAsync, ResultAsync } from "neverthrow";
+import { errAsync, type Result, ResultAsync } from "neverthrow";
 import { z } from "zod";
 
 /**
@@ -197,9 +197,15 @@ export function discoverInstructions(options: DiscoverInstructionsOptions): Resu
  * </instructions>
  * </project_instructions>
  * ```
- * An empty list renders as the empty string.
+ * An empty list renders as the empty string; `invalid_input` for files that are not `{ path, content }`.
  */
-export function renderInstructions(files: readonly Pick<InstructionFile, "path" | "content">[]): string {
+export function renderInstructions(files: readonly Pick<InstructionFile, "path" | "content">[]): Result<string, KeelError> {
+  return validate(RenderSchema, files, "instruction files").map(() => renderValid(files));
+}
+
+const RenderSchema = z.array(z.looseObject({ path: z.string().min(1).max(4096), content: z.string() })).max(1_000);
+
+function renderValid(files: readonly Pick<InstructionFile, "path" | "content">[]): string {
   if (files.length === 0) return "";
   const quote = (path: string) => path.replaceAll("&", "&amp;").replaceAll('"', "&quot;").replaceAll("<", "&lt;");
   const blocks = files.map((file) => `<instructions path="${quote(file.path)}">\n${file.content.trimEnd()}\n</instructions>`);

@@ -29,7 +29,7 @@ it("runs the README's managing example", async () => {
   const library = createSkillLibrary({ layers: [{ name: "project", dir: layer }] });
   const found = (await library.get("internal-comms"))._unsafeUnwrap();
   const instructions = (await discoverInstructions({ cwd: work.dir }))._unsafeUnwrap();
-  const block = renderInstructions(instructions.files);
+  const block = renderInstructions(instructions.files)._unsafeUnwrap();
   // --- end of the example ---
 
   expect(imported._unsafeUnwrap().name).toBe("webapp-testing");
