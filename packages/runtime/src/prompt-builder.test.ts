@@ -1,4 +1,5 @@
 import { buildRolePrompt, readReportLines, readVerdict } from "@keel/runtime";
+import { renderInstructions } from "@keel/skills";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 
@@ -24,6 +25,17 @@ describe("buildRolePrompt", () => {
     expect(prompt.text).toContain("Open checkpoint items:\n- tests");
     expect(prompt.text.endsWith("## Task\nNext.")).toBe(true);
     expect(prompt.bytes).toBe(Buffer.byteLength(prompt.text));
+  });
+
+  it("includes project instructions on a fresh turn (for backends that do not load them), never on a resumed one", () => {
+    const instructions = renderInstructions([{ path: "/repo/AGENTS.md", content: "Run pnpm test before committing.\n" }])._unsafeUnwrap();
+    const fresh = buildRolePrompt({ role: "engineer", missionId: "m", action: "fresh", task: "Next.", instructions, skillContract: "use skills" })._unsafeUnwrap();
+    expect(fresh.sections).toEqual(["Role", "Project instructions", "Skills", "Report", "Task"]);
+    expect(fresh.text).toContain('## Project instructions\n<project_instructions>');
+    expect(fresh.text).toContain('<instructions path="/repo/AGENTS.md">\nRun pnpm test before committing.\n</instructions>');
+    const resumed = buildRolePrompt({ role: "engineer", missionId: "m", action: "resumed", task: "Next.", instructions })._unsafeUnwrap();
+    expect(resumed.text).toBe("Next.");
+    expect(buildRolePrompt({ role: "engineer", missionId: "m", action: "fresh", task: "Next.", instructions: "" })._unsafeUnwrap().sections).not.toContain("Project instructions");
   });
 
   it("is pure and never smaller on a fresh turn than on a resumed one (property)", () => {

@@ -27,6 +27,13 @@ export interface RolePromptInput {
   capsule?: PromptCapsule | null;
   /** The skill contract text (from `renderSkillContract`), or `null` when the role has no skills. */
   skillContract?: string | null;
+  /**
+   * Project instructions (from `renderInstructions(discoverInstructions(…).files)` of
+   * `@keel/skills`), for a backend that does not load AGENTS.md and the like itself; `null` or
+   * absent for one that does (pi, Claude Code, Codex read them on their own: sending them again
+   * doubles the text).
+   */
+  instructions?: string | null;
   /** Whether to ask for the report lines the runtime reads back (default true). */
   reportFormat?: boolean;
 }
@@ -70,6 +77,7 @@ const InputSchema = z.strictObject({
     .nullable()
     .optional(),
   skillContract: z.string().nullable().optional(),
+  instructions: z.string().nullable().optional(),
   reportFormat: z.boolean().optional(),
 });
 
@@ -80,7 +88,8 @@ const InputSchema = z.strictObject({
  *   earlier work and the skill contract, so it sends only the new part: the task.
  * - A `fresh` or `rotated` turn starts a new thread, so it sends the role and mission, the
  *   objective, where the work stands (the capsule: repository map, paths, the latest decisive
- *   output, open checkpoint items), the skill contract, the report format and the task.
+ *   output, open checkpoint items), the project instructions when given, the skill contract,
+ *   the report format and the task.
  *
  * @example
  * ```ts
@@ -99,6 +108,7 @@ export function buildRolePrompt(input: RolePromptInput): Result<RolePrompt, Keel
     }
     const standing = describeCapsule(parsed.capsule ?? null);
     if (standing) parts.push({ heading: "Where the work stands", body: standing });
+    if (parsed.instructions?.trim()) parts.push({ heading: "Project instructions", body: parsed.instructions.trim() });
     if (parsed.skillContract) parts.push({ heading: "Skills", body: parsed.skillContract.trim() });
     if (parsed.reportFormat !== false) parts.push({ heading: "Report", body: REPORT_FORMAT });
     parts.push({ heading: "Task", body: parsed.task });

@@ -1,15 +1,17 @@
 import { resolve as resolvePath } from "node:path";
-import { type Clock, type EventBus, type KeelError, parseSafeName, SafeNameSchema, systemClock, toKeelError, validate, validateOrThrow } from "@keel/core";
+import { type Clock, type EventBus, KeelError, parseSafeName, SafeNameSchema, systemClock, toKeelError, validate, validateOrThrow } from "@keel/core";
 import { errAsync, type Result, ResultAsync } from "neverthrow";
 import { z } from "zod";
 import { createScanCache, type ScanCache } from "./internal/scan-cache.js";
 import { sameScan } from "./internal/scan-compare.js";
 import { scanLayers, type ScanResult } from "./internal/skill-scan.js";
-import { buildView } from "./internal/view-build.js";
+import { buildView, type HiddenSkills } from "./internal/view-build.js";
+import { readHiddenNames } from "./internal/visibility-file.js";
 import { readSkillBody, type SkillBody } from "./skill-body.js";
 import { SkillBackendIdSchema, SKILL_DELIVERY, type SkillBackendId } from "./skill-delivery.js";
 import { searchSkills, type SkillSearchHit, type SkillSearchOptions } from "./skill-search.js";
 import type { SkillDiscoveryMode, SkillEntry, SkillView } from "./skill-view.js";
+import { stageSkills, type StageReport, type StageSkillsOptions } from "./skill-staging.js";
 
 /** One layer of skills: a directory holding one directory per role. */
 export interface SkillLayer {
@@ -76,6 +78,37 @@ export interface ReadBodyContext {
   missionId?: string | null;
 }
 
+/** Options of {@link SkillLibrary.get}. */
+export interface GetSkillOptions {
+  /** Look the name up in this role's view (own before reference); default: every role directory, layer by layer. */
+  role?: string;
+}
+
+/** A skill found by {@link SkillLibrary.get}. */
+export interface FoundSkill {
+  /** The skill (ownership judged from `role`, or from the role directory that holds it). */
+  skill: SkillEntry;
+  /** True when it is `explicit-only`: present, but left out of the catalogue. */
+  hidden: boolean;
+}
+
+const GetOptionsSchema = z.object({ name: z.string().min(1).max(1024), role: SafeNameSchema.optional() }).strict();
+
+/** Which skills each scanned root hides, and a key that changes when that does. */
+function hiddenSkillsOf(scan: ScanResult): { hidden: HiddenSkills; key: string } {
+  const hidden = new Map<string, ReadonlySet<string>>();
+  const parts: string[] = [];
+  for (const layer of scan.layers) {
+    for (const root of layer.roots) {
+      const { names } = readHiddenNames(root.path);
+      if (names.size === 0) continue;
+      hidden.set(root.path, names);
+      parts.push(`${root.path}\u0000${[...names].sort().join("\u0000")}`);
+    }
+  }
+  return { hidden, key: parts.join("\u0001") };
+}
+
 /** A layered skill library. Create with {@link createSkillLibrary}. */
 export interface SkillLibrary {
   /** The layers, in precedence order, with absolute directories. */
@@ -91,6 +124,11 @@ export interface SkillLibrary {
    * a bad role or options.
    */
   resolve(role: string, options?: ResolveSkillsOptions): ResultAsync<SkillView, KeelError>;
+  /**
+   * Finds one skill by name, `explicit-only` ones included (`not_found` when there is none).
+   * Reads the disk as `resolve` does.
+   */
+  get(name: string, options?: GetSkillOptions): ResultAsync<FoundSkill, KeelError>;
   /** Lexical search of a view (see `searchSkills`). */
   search(view: Pick<SkillView, "skills">, query: string, options?: SkillSearchOptions): Result<SkillSearchHit[], KeelError>;
   /**
@@ -100,6 +138,11 @@ export interface SkillLibrary {
    * is not a skill of this library.
    */
   readBody(skill: Pick<SkillEntry, "name" | "path">, context: ReadBodyContext): ResultAsync<SkillBody, KeelError>;
+  /**
+   * `stageSkills` bound to this library: every skill staged must really be inside one of its
+   * layers (`invalid_input` otherwise, nothing staged), whatever the view says.
+   */
+  stage(view: Pick<SkillView, "role" | "own" | "skills">, dir: string, options?: Omit<StageSkillsOptions, "layers">): ResultAsync<StageReport, KeelError>;
 }
 
 const positive = (max: number) => z.number().int().min(1).max(max);
@@ -159,28 +202,36 @@ export function createSkillLibrary(options: SkillLibraryOptions): SkillLibrary {
   let cache: ScanCache = createScanCache();
   // Views of the last scan by role: reused (with fresh stats) while scans find the tree unchanged.
   let lastScan: ScanResult | undefined;
+  let lastHidden = "";
+  let hidden: HiddenSkills = new Map();
   const views = new Map<string, SkillView>();
   const viewOf = (scan: ScanResult, role: string): SkillView => {
-    if (!lastScan || !sameScan(lastScan, scan)) {
+    const found = hiddenSkillsOf(scan);
+    if (!lastScan || !sameScan(lastScan, scan) || found.key !== lastHidden) {
       lastScan = scan;
+      lastHidden = found.key;
+      hidden = found.hidden;
       views.clear();
     }
     let view = views.get(role);
     if (!view) {
       if (views.size >= MAX_REMEMBERED_VIEWS) views.clear();
-      view = buildView(lastScan, role, mode);
+      view = buildView(lastScan, role, mode, hidden);
       views.set(role, view);
     }
     return Object.freeze({ ...view, stats: Object.freeze({ ...scan.stats }) });
+  };
+  const scan = async (): Promise<ScanResult> => {
+    const scanned = await scanLayers({ layers, mode, limits, previous: cache, now: () => clock.now() });
+    cache = scanned.cache;
+    return scanned.result;
   };
 
   const resolve = (role: string, resolveOptions: ResolveSkillsOptions = {}): ResultAsync<SkillView, KeelError> => {
     const checked = parseSafeName(role, "role").andThen(() => validate(ResolveOptionsSchema, resolveOptions, "resolve options"));
     if (checked.isErr()) return errAsync(checked.error);
     const run = async (): Promise<SkillView> => {
-      const scanned = await scanLayers({ layers, mode, limits, previous: cache, now: () => clock.now() });
-      cache = scanned.cache;
-      const view = viewOf(scanned.result, role);
+      const view = viewOf(await scan(), role);
       events?.emit({
         type: "skill.library.available",
         role,
@@ -195,12 +246,32 @@ export function createSkillLibrary(options: SkillLibraryOptions): SkillLibrary {
     return ResultAsync.fromThrowable(run, (error) => toKeelError(error, "io_failed", "skill discovery failed"))();
   };
 
+  const get = (name: string, getOptions: GetSkillOptions = {}): ResultAsync<FoundSkill, KeelError> => {
+    const checked = validate(GetOptionsSchema, { name, ...getOptions }, "get options");
+    if (checked.isErr()) return errAsync(checked.error);
+    const run = async (): Promise<FoundSkill> => {
+      const scanned = await scan();
+      const roles = getOptions.role ? [getOptions.role] : [...new Set(scanned.layers.flatMap((layer) => layer.roots.map((root) => root.role)))];
+      // Without a role, the first holder in layer order (roles by name) is judged from its own role.
+      const candidates = roles
+        .map((role) => viewOf(scanned, role))
+        .flatMap((view) => [...view.skills, ...view.hidden].filter((skill) => skill.name === name && (getOptions.role !== undefined || skill.ownership === "own")));
+      const order = (skill: SkillEntry) => layers.findIndex((layer) => layer.name === skill.layer);
+      const skill = candidates.sort((left, right) => order(left) - order(right))[0];
+      if (!skill) throw new KeelError("not_found", `no skill named "${name}" in this library${getOptions.role ? ` for role "${getOptions.role}"` : ""}`, { details: { name } });
+      return { skill, hidden: hidden.get(skill.root)?.has(skill.name) === true };
+    };
+    return ResultAsync.fromThrowable(run, (error) => toKeelError(error, "io_failed", `looking up skill ${name} failed`))();
+  };
+
   return {
     layers: Object.freeze(layers),
+    get,
     mode,
     limits,
     resolve,
     search: (view, query, searchOptions) => searchSkills(view, query, searchOptions),
+    stage: (view, dir, stageOptions = {}) => stageSkills(view, dir, { ...stageOptions, layers: layers.map((layer) => layer.dir) }),
     readBody: (skill, context) => readSkillBody({ layers, maxFileBytes: limits.maxFileBytes, ...(events ? { events } : {}) }, skill, context),
   };
 }

@@ -1,4 +1,4 @@
-import { promises as fs, lstatSync, mkdirSync, readFileSync, readlinkSync, realpathSync, writeFileSync } from "node:fs";
+import { promises as fs, lstatSync, symlinkSync, mkdirSync, readFileSync, readlinkSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadSkillsFromDir } from "@mariozechner/pi-coding-agent";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
@@ -92,5 +92,27 @@ describe("stageSkills", () => {
     }
     expect((await stageSkills({ role: "x", own: [{}], skills: [] } as never, cwd))._unsafeUnwrapErr().code).toBe("invalid_input");
     expect((await stageSkills(view, cwd, { method: "hardlink" as "copy" }))._unsafeUnwrapErr().code).toBe("invalid_input");
+  });
+
+  it("refuses a forged view whose skill lies outside every layer, staging nothing", async () => {
+    const outside = join(root, "outside/evil");
+    writeSkill(outside, { name: "evil", description: "Not from any layer." });
+    const real = realpathSync(outside);
+    const forged = { ...view.own[0]!, name: "evil", directory: real, path: join(real, "SKILL.md"), relativePath: "evil" };
+    const library = createSkillLibrary({ layers: [{ name: "project", dir: join(root, "skills") }] });
+    const viaLibrary = await library.stage({ ...view, own: [view.own[1]!, forged], skills: [forged] }, cwd);
+    expect(viaLibrary._unsafeUnwrapErr().code).toBe("invalid_input");
+    // Forged roots do not help with the library's layers given.
+    const withRoots = { ...view, roots: [{ path: join(root, "outside"), layer: "x", role: "engineer", ownership: "own" as const }], own: [forged], skills: [forged] };
+    expect((await library.stage(withRoots, cwd))._unsafeUnwrapErr().code).toBe("invalid_input");
+    // Without layers, the view's own roots are the bound.
+    expect((await stageSkills({ ...view, own: [forged], skills: [forged] }, cwd))._unsafeUnwrapErr().code).toBe("invalid_input");
+    // Nothing was staged, not even the staging directory.
+    expect(() => lstatSync(staged())).toThrow();
+    // A link inside a layer that leads outside it is caught too (real paths are compared).
+    symlinkSync(real, join(root, "skills/engineer/linked"));
+    const linked = { ...forged, directory: join(root, "skills/engineer/linked"), path: join(root, "skills/engineer/linked/SKILL.md") };
+    expect((await library.stage({ ...view, own: [linked], skills: [linked] }, cwd))._unsafeUnwrapErr().code).toBe("invalid_input");
+    expect((await library.stage(view, cwd))._unsafeUnwrap().skills.map((item) => item.action)).toEqual(["linked", "linked"]);
   });
 });

@@ -3,6 +3,7 @@ import { basename, isAbsolute, join, normalize, resolve } from "node:path";
 import { KeelError, newId, toKeelError, validate } from "@keel/core";
 import { errAsync, ResultAsync } from "neverthrow";
 import { z } from "zod";
+import { isInside } from "./internal/skill-scan.js";
 import { STAGED_SKILLS_DIRECTORY } from "./skill-delivery.js";
 import { SkillEntrySchema, type SkillEntry, type SkillView } from "./skill-view.js";
 
@@ -14,6 +15,13 @@ export interface StageSkillsOptions {
   include?: "own" | "all";
   /** `auto` (default): symlink, copy when links are refused; or force `symlink` or `copy`. */
   method?: "auto" | "symlink" | "copy";
+  /**
+   * The library's layer directories: every skill staged must really (after links) be inside one
+   * of them, else `invalid_input` and nothing is staged. `library.stage` passes them. Without
+   * it, the view's own `roots` are the bound, which keeps a view's skills inside its roots but
+   * cannot tell a forged root: pass `layers` for views that come from outside.
+   */
+  layers?: readonly string[];
 }
 
 /** What happened to one skill. */
@@ -58,10 +66,35 @@ const StageOptionsSchema = z
       .optional(),
     include: z.enum(["own", "all"]).optional(),
     method: z.enum(["auto", "symlink", "copy"]).optional(),
+    layers: z.array(z.string().min(1).max(4096)).min(1).max(64).optional(),
   })
   .strict();
 
-const StageViewSchema = z.object({ role: z.string().min(1), own: z.array(SkillEntrySchema), skills: z.array(SkillEntrySchema) });
+const StageViewSchema = z.object({
+  role: z.string().min(1),
+  own: z.array(SkillEntrySchema),
+  skills: z.array(SkillEntrySchema),
+  roots: z.array(z.object({ path: z.string().min(1) }).loose()).optional(),
+});
+
+/**
+ * Refuses (`invalid_input`) any skill whose real directory, or whose real SKILL.md, is not inside
+ * one of `bounds` (real paths): a forged entry must never be linked into a scanned directory.
+ */
+async function checkMembership(skills: readonly SkillEntry[], bounds: readonly string[]): Promise<void> {
+  const roots = (await Promise.all(bounds.map((bound) => fs.realpath(bound).catch(() => undefined)))).filter((root): root is string => root !== undefined);
+  for (const skill of skills) {
+    const directory = await fs.realpath(skill.directory).catch(() => undefined);
+    const file = await fs.realpath(skill.path).catch(() => undefined);
+    const inside = (path: string | undefined) => path !== undefined && roots.some((root) => isInside(root, path));
+    if (!inside(directory) || !inside(file) || (file !== undefined && directory !== undefined && !isInside(directory, file))) {
+      throw new KeelError("invalid_input", `skill "${skill.name}" at ${skill.directory} is not inside any layer of the skill library: it is not staged`, {
+        details: { name: skill.name, directory: skill.directory },
+        retryable: false,
+      });
+    }
+  }
+}
 
 function errorCode(error: unknown): string | undefined {
   return typeof error === "object" && error !== null ? (error as { code?: string }).code : undefined;
@@ -131,9 +164,11 @@ async function stageOne(skill: SkillEntry, target: string, method: "auto" | "sym
  * clobbers: an existing entry is left alone (`unchanged` when it already is that skill, else
  * `skipped`), and two skills with the same directory name stage only the first. Copies appear
  * whole or not at all (copied to a temporary name, then renamed). Entries staged earlier for
- * skills no longer in the view are not removed.
+ * skills no longer in the view are not removed. Every skill must really be inside the library's
+ * `layers` (or, without that option, the view's roots): `invalid_input` otherwise, before anything
+ * is staged.
  */
-export function stageSkills(view: Pick<SkillView, "role" | "own" | "skills">, dir: string, options: StageSkillsOptions = {}): ResultAsync<StageReport, KeelError> {
+export function stageSkills(view: Pick<SkillView, "role" | "own" | "skills"> & Partial<Pick<SkillView, "roots">>, dir: string, options: StageSkillsOptions = {}): ResultAsync<StageReport, KeelError> {
   const checked = validate(StageViewSchema, view, "skill view")
     .andThen(() => validate(z.string().min(1).max(4096), dir, "staging working directory"))
     .andThen(() => validate(StageOptionsSchema, options, "stage options"));
@@ -141,7 +176,10 @@ export function stageSkills(view: Pick<SkillView, "role" | "own" | "skills">, di
   const directory = resolve(dir, options.into ?? STAGED_SKILLS_DIRECTORY);
   const chosen = options.include === "all" ? view.skills : view.own;
   const method = options.method ?? "auto";
+  const bounds = options.layers ?? view.roots?.map((root) => root.path);
+  if (!bounds) return errAsync(new KeelError("invalid_input", "stageSkills needs the view's roots or the library's layers to check where skills are: pass a resolved view or options.layers"));
   const run = async (): Promise<StageReport> => {
+    await checkMembership(chosen, bounds);
     await fs.mkdir(directory, { recursive: true });
     const skills: StagedSkill[] = [];
     const taken = new Set<string>();

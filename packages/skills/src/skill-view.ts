@@ -178,8 +178,13 @@ export interface SkillView {
   readonly own: readonly SkillEntry[];
   /** Winning skills found in other roles' directories, in precedence order. */
   readonly reference: readonly SkillEntry[];
-  /** Every winning skill in precedence (root) order: names are unique. */
+  /** Every winning skill in precedence (root) order: names are unique. `explicit-only` skills are not in it. */
   readonly skills: readonly SkillEntry[];
+  /**
+   * Winning skills hidden from automatic discovery (`visibility: 'explicit-only'`): left out of
+   * `skills`, `own`, `reference` and the contract, found by `library.get(name)`.
+   */
+  readonly hidden: readonly SkillEntry[];
   /** Skills hidden by an earlier skill of the same name. */
   readonly shadowed: readonly ShadowedSkill[];
   /** Everything that was wrong or skipped, in root order then path order. */
@@ -232,6 +237,7 @@ export const SkillViewSchema: z.ZodType<SkillView> = z.object({
   own: z.array(SkillEntrySchema),
   reference: z.array(SkillEntrySchema),
   skills: z.array(SkillEntrySchema),
+  hidden: z.array(SkillEntrySchema),
   shadowed: z.array(z.object({ name: z.string(), winner: LocationSchema, loser: LocationSchema })),
   diagnostics: z.array(
     z.object({

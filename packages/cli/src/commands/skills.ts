@@ -5,6 +5,7 @@ import { CliUsageError, type CliCommand } from "../cli-command.js";
 import { paint } from "../cli-io.js";
 import { printable } from "../internal/inspect-text.js";
 import { renderSkillView } from "../internal/skills-render.js";
+import { runSkillsManage, SKILLS_MANAGE_HELP, SKILLS_MANAGE_OPTIONS, SKILLS_MANAGE_SUBCOMMANDS } from "./skills-manage.js";
 
 const HELP = `keel skills — show the skills a role sees
 
@@ -32,7 +33,7 @@ Exit codes: 0 listed, 1 discovery failed (or, with --strict, a diagnostic is an 
 
 Example:
   keel skills engineer --project .keel/skills --global ~/.keel/skills
-`;
+${SKILLS_MANAGE_HELP}`;
 
 const LAYER_NAMES = ["project", "domain", "global"] as const;
 
@@ -55,9 +56,11 @@ export const skillsCommand: CliCommand = {
     global: { type: "string" },
     strict: { type: "boolean" },
     json: { type: "boolean" },
+    ...SKILLS_MANAGE_OPTIONS,
   },
   allowPositionals: true,
   run: async (args, io) => {
+    if (SKILLS_MANAGE_SUBCOMMANDS.includes(args.positionals[0] ?? "")) return runSkillsManage(args, io);
     const [role, ...extra] = args.positionals;
     if (role === undefined) throw new CliUsageError("skills needs a role: keel skills <role> --project <dir>");
     if (extra.length > 0) throw new CliUsageError(`skills takes one role, got ${args.positionals.length} arguments`);

@@ -76,6 +76,7 @@ export function viewOf(skills: SkillEntry[], role = "engineer"): SkillView {
     own: skills.filter((skill) => skill.ownership === "own"),
     reference: skills.filter((skill) => skill.ownership === "reference"),
     skills,
+    hidden: [],
     shadowed: [],
     diagnostics: [],
     stats: { skillFiles: skills.length, cacheHits: 0, directories: 0 },

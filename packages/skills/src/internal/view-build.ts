@@ -17,11 +17,17 @@ function layerRoots(roots: readonly ScannedRoot[], role: string): { root: Scanne
   return [...own, ...others];
 }
 
+/** Which skills of which role directory (real path) are `explicit-only`. */
+export type HiddenSkills = ReadonlyMap<string, ReadonlySet<string>>;
+
+const NOTHING_HIDDEN: HiddenSkills = new Map();
+
 /**
- * Builds a role's view from a scan. Pure. An earlier root wins a name collision (the loser goes
+ * Builds a role's view from a scan. A hidden (`explicit-only`) skill keeps its precedence (it
+ * still shadows later skills of its name) but is listed in `hidden`, not in the catalogue. Pure. An earlier root wins a name collision (the loser goes
  * to `shadowed`); the same real file reached twice is kept once (an `info` diagnostic).
  */
-export function buildView(scan: ScanResult, role: string, mode: SkillDiscoveryMode): SkillView {
+export function buildView(scan: ScanResult, role: string, mode: SkillDiscoveryMode, hidden: HiddenSkills = NOTHING_HIDDEN): SkillView {
   const roots: SkillRoot[] = [];
   const skills: SkillEntry[] = [];
   const shadowed: ShadowedSkill[] = [];
@@ -60,6 +66,8 @@ export function buildView(scan: ScanResult, role: string, mode: SkillDiscoveryMo
     }
   }
   for (const skill of skills) Object.freeze(skill);
+  const isHidden = (skill: SkillEntry) => hidden.get(skill.root)?.has(skill.name) === true;
+  const visible = hidden.size === 0 ? skills : skills.filter((skill) => !isHidden(skill));
   for (const item of [...roots, ...diagnostics]) Object.freeze(item);
   for (const item of shadowed) {
     Object.freeze(item.winner);
@@ -70,9 +78,10 @@ export function buildView(scan: ScanResult, role: string, mode: SkillDiscoveryMo
     role,
     mode,
     roots: Object.freeze(roots),
-    own: Object.freeze(skills.filter((skill) => skill.ownership === "own")),
-    reference: Object.freeze(skills.filter((skill) => skill.ownership === "reference")),
-    skills: Object.freeze(skills),
+    own: Object.freeze(visible.filter((skill) => skill.ownership === "own")),
+    reference: Object.freeze(visible.filter((skill) => skill.ownership === "reference")),
+    skills: Object.freeze(visible),
+    hidden: Object.freeze(skills.filter((skill) => isHidden(skill))),
     shadowed: Object.freeze(shadowed),
     diagnostics: Object.freeze(diagnostics),
     stats: Object.freeze({ ...scan.stats }),
