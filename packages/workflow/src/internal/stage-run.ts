@@ -1,13 +1,13 @@
 import { type KeelError, canonicalJson, digest, toKeelError, utf8Bytes, type JsonObject } from "@keel/core";
 import type { BudgetScope } from "@keel/budget";
 import { err, ok, type Result } from "neverthrow";
-import type { HandoffPacket, MismatchPolicy } from "../engine-requests.js";
+import type { HandoffPacket, MismatchPolicy, SignedPacket } from "../engine-requests.js";
 import type { Tier } from "../definition-schemas.js";
 import { selectModel } from "../model-select.js";
 import { RESPONSE_LIMITS, cutText } from "../response-bounds.js";
 import { appendJournal, callHash, decideReplay, type JournalCall, type JournalRecord, type JournalResult } from "../run-journal.js";
 import type { RunDoc, RunOutcome } from "../run-state.js";
-import type { PlannedStage } from "../workflow-plan.js";
+import type { EffectiveRole, PlannedStage } from "../workflow-plan.js";
 import type { EngineContext, PendingEvent } from "./engine-context.js";
 
 /** One call made (or replayed) by a step. */
@@ -58,131 +58,159 @@ const stop = (state: StepState, status: RunDoc["status"], outcome: RunOutcome): 
 export async function runStage(context: EngineContext, state: StepState): Promise<Result<StageOutcome, KeelError>> {
   const planned = state.run.plan.stages[state.run.position]!;
   const role = state.run.plan.roles[planned.role!]!;
-  for (const skillId of planned.skills) {
-    const skill = context.catalog.skills.get(skillId)!;
-    for (const need of skill.needs) {
-      if (state.run.evidence[need].trim().length === 0) {
-        return stop(state, "ready", {
-          reason: "missing_evidence",
-          message: `skill "${skillId}" of stage "${planned.id}" needs ${need === "diff" ? "a diff" : "test output"} and refuses empty evidence: call step again with evidence.${need}`,
-          details: { stage: planned.id, skill: skillId, need },
-        });
-      }
-    }
-  }
+  const missing = missingEvidence(context, state, planned);
+  if (missing) return missing;
   state.events.push({ type: "workflow.stage.started", stage: planned.id, status: "running" });
-  let attempts = 0;
-  const stagePackets: string[] = [];
-  const models: string[] = [];
-  const note = () => {
-    state.run = { ...state.run, stages: state.run.stages.map((stage, index) => (index === state.run.position ? { ...stage, attempts, models: [...models] } : stage)) };
-  };
+  const progress: StageProgress = { attempts: 0, models: [], packets: [] };
   for (const skillId of planned.skills) {
-    const skill = context.catalog.skills.get(skillId)!;
-    const previousStrengths: number[] = [];
-    for (;;) {
-      if (attempts >= role.attempts) {
-        return stop(state, "handed_off", {
-          reason: "attempts_exhausted",
-          message: `stage "${planned.id}" used all ${role.attempts} attempts of role "${role.id}" (counted across its ${planned.skills.length} skills): the supervisor takes it over`,
-          details: { stage: planned.id, skill: skillId, attempts, limit: role.attempts },
-        });
-      }
-      const prompt = buildPrompt(state, planned, skillId, skill.instructions, skill.outputBytes, stagePackets);
-      const selection = selectModel({
-        models: context.models,
-        role,
-        capabilities: skill.capabilities,
-        tierCap: minTier(state.tierCap, state.run.plan.tierCap),
-        allowedModels: state.run.plan.allowedModels,
-        preference: context.preference,
-        promptBytes: utf8Bytes(prompt),
-        outputBytes: skill.outputBytes,
-        previousStrengths,
-      });
-      if (selection.kind === "refused") {
-        return stop(state, "handed_off", {
-          reason: previousStrengths.length > 0 ? "no_stronger_model" : "model_ineligible",
-          message: `stage "${planned.id}" (skill "${skillId}") has no eligible model: ${selection.reason}; the supervisor takes it over`,
-          details: { stage: planned.id, skill: skillId, gate: selection.gate, ...selection.details },
-        });
-      }
-      attempts += 1;
-      const callIndex = state.run.callIndex;
-      const call: JournalCall = { stage: planned.id, skill: skillId, model: selection.model.id, attempt: attempts, promptDigest: digest(prompt) };
-      const replay = decideReplay(call, state.journal.get(callIndex), state.prefixOpen, state.policy);
-      if (replay.kind === "mismatch") {
-        state.prefixOpen = false;
-        const outcome: RunOutcome = {
-          reason: "replay_mismatch",
-          message: `the journal's call ${callIndex} differs from the call stage "${planned.id}" would make now (${replay.diff.join("; ")}): ${replay.policy === "pause" ? "step again with onMismatch: \"rerun\" to run it live, or \"fail\" to end the run" : "the run failed"}`,
-          details: { stage: planned.id, callIndex, diff: replay.diff },
-        };
-        return stop(state, replay.policy === "pause" ? "paused" : "failed", outcome);
-      }
-      let result: JournalResult;
-      let source: RanCall["source"] = "journal";
-      if (replay.kind === "reuse") {
-        result = replay.record.result;
-      } else {
-        state.prefixOpen = false;
-        source = "live";
-        const live = await callLive(context, state, { planned, skillId, role, call, callIndex, prompt, model: selection.model, outputBytes: skill.outputBytes, estimatedTokens: selection.estimatedTokens });
-        if (live.isErr()) return err(live.error);
-        if (live.value.kind === "refused") {
-          return stop(state, "handed_off", { reason: "budget_exceeded", message: `${live.value.error.message}: the run hands off`, details: { stage: planned.id, ...live.value.error.details } });
-        }
-        result = live.value.result;
-      }
-      state.run = { ...state.run, callIndex: callIndex + 1 };
-      models.push(selection.model.id);
-      note();
-      if (!result.ok) {
-        state.ran.push({ stage: planned.id, skill: skillId, model: selection.model.id, attempt: attempts, callIndex, source, ok: false, error: result.code });
-        previousStrengths.push(selection.model.strength);
-        if (!role.escalation) {
-          return stop(state, "handed_off", {
-            reason: "attempt_failed",
-            message: `skill "${skillId}" failed on ${selection.model.id} (${result.code}) and role "${role.id}" does not escalate: the supervisor takes it over`,
-            details: { stage: planned.id, skill: skillId, code: result.code },
-          });
-        }
-        continue;
-      }
-      const packet = makePacket(state.run, planned, skillId, selection.model.id, callIndex, result.text);
-      const packetDigest = digest(packet);
-      state.packets.set(packetDigest, packet);
-      stagePackets.push(packetDigest);
-      state.run = {
-        ...state.run,
-        packets: [
-          ...state.run.packets,
-          {
-            digest: packetDigest,
-            stage: planned.id,
-            skill: skillId,
-            role: role.id,
-            callIndex,
-            cycle: state.run.corrections,
-            bytes: utf8Bytes(canonicalJson(packet)),
-            ...(context.retainPacketContents ? { content: packet } : {}),
-          },
-        ],
-      };
-      state.ran.push({ stage: planned.id, skill: skillId, model: selection.model.id, attempt: attempts, callIndex, source, ok: true, packetDigest, packet });
-      break;
-    }
+    const outcome = await runSkill(context, state, planned, role, skillId, progress);
+    if (outcome.isErr() || outcome.value === "stop") return outcome;
   }
-  const stages = state.run.stages.map((stage, index) => (index === state.run.position ? { ...stage, status: "completed" as const, attempts, models, packets: stagePackets } : stage));
+  const stages = state.run.stages.map((stage, index) =>
+    index === state.run.position ? { ...stage, status: "completed" as const, attempts: progress.attempts, models: progress.models, packets: progress.packets } : stage,
+  );
   state.run = { ...state.run, stages };
   state.events.push({ type: "workflow.stage.completed", stage: planned.id, status: "completed" });
   return ok("continue");
 }
 
+/** What a stage has used so far: attempts (across all its skills), models, packets. */
+interface StageProgress {
+  attempts: number;
+  models: string[];
+  packets: string[];
+}
+
+/** Stops before a stage whose skills need evidence the run does not have (nothing is spent). */
+function missingEvidence(context: EngineContext, state: StepState, planned: PlannedStage): Result<StageOutcome, KeelError> | undefined {
+  for (const skillId of planned.skills) {
+    for (const need of context.catalog.skills.get(skillId)!.needs) {
+      if (state.run.evidence[need].trim().length > 0) continue;
+      return stop(state, "ready", {
+        reason: "missing_evidence",
+        message: `skill "${skillId}" of stage "${planned.id}" needs ${need === "diff" ? "a diff" : "test output"} and refuses empty evidence: call step again with evidence.${need}`,
+        details: { stage: planned.id, skill: skillId, need },
+      });
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Runs one skill of a stage: route, replay or call, and on failure escalate to a strictly
+ * stronger model while the stage has attempts left. `continue` when the skill produced its packet.
+ */
+async function runSkill(context: EngineContext, state: StepState, planned: PlannedStage, role: EffectiveRole, skillId: string, progress: StageProgress): Promise<Result<StageOutcome, KeelError>> {
+  const skill = context.catalog.skills.get(skillId)!;
+  const previousStrengths: number[] = [];
+  for (;;) {
+    if (progress.attempts >= role.attempts) {
+      return stop(state, "handed_off", {
+        reason: "attempts_exhausted",
+        message: `stage "${planned.id}" used all ${role.attempts} attempts of role "${role.id}" (counted across its ${planned.skills.length} skills): the supervisor takes it over`,
+        details: { stage: planned.id, skill: skillId, attempts: progress.attempts, limit: role.attempts },
+      });
+    }
+    const prompt = buildPrompt(state, planned, skillId, skill.instructions, skill.outputBytes, progress.packets);
+    const selection = selectModel({
+      models: context.models,
+      role,
+      capabilities: skill.capabilities,
+      tierCap: minTier(state.tierCap, state.run.plan.tierCap),
+      allowedModels: state.run.plan.allowedModels,
+      preference: context.preference,
+      promptBytes: utf8Bytes(prompt),
+      outputBytes: skill.outputBytes,
+      previousStrengths,
+    });
+    if (selection.kind === "refused") {
+      return stop(state, "handed_off", {
+        reason: previousStrengths.length > 0 ? "no_stronger_model" : "model_ineligible",
+        message: `stage "${planned.id}" (skill "${skillId}") has no eligible model: ${selection.reason}; the supervisor takes it over`,
+        details: { stage: planned.id, skill: skillId, gate: selection.gate, ...selection.details },
+      });
+    }
+    progress.attempts += 1;
+    const callIndex = state.run.callIndex;
+    const call: JournalCall = { stage: planned.id, skill: skillId, model: selection.model.id, attempt: progress.attempts, promptDigest: digest(prompt) };
+    const obtained = await obtainResult(context, state, { planned, skillId, role, call, callIndex, prompt, model: selection.model, outputBytes: skill.outputBytes, estimatedTokens: selection.estimatedTokens });
+    if (obtained.isErr() || obtained.value.kind === "stop") return obtained.isErr() ? err(obtained.error) : ok("stop");
+    const { result, source } = obtained.value;
+    state.run = { ...state.run, callIndex: callIndex + 1 };
+    progress.models.push(selection.model.id);
+    const { attempts, models } = progress;
+    state.run = { ...state.run, stages: state.run.stages.map((stage, index) => (index === state.run.position ? { ...stage, attempts, models: [...models] } : stage)) };
+    const ran = { stage: planned.id, skill: skillId, model: selection.model.id, attempt: progress.attempts, callIndex, source };
+    if (!result.ok) {
+      state.ran.push({ ...ran, ok: false, error: result.code });
+      previousStrengths.push(selection.model.strength);
+      if (role.escalation) continue;
+      return stop(state, "handed_off", {
+        reason: "attempt_failed",
+        message: `skill "${skillId}" failed on ${selection.model.id} (${result.code}) and role "${role.id}" does not escalate: the supervisor takes it over`,
+        details: { stage: planned.id, skill: skillId, code: result.code },
+      });
+    }
+    const packet = recordPacket(context, state, planned, skillId, role.id, selection.model.id, callIndex, result.text);
+    progress.packets.push(packet.digest);
+    state.ran.push({ ...ran, ok: true, packetDigest: packet.digest, packet: packet.packet });
+    return ok("continue");
+  }
+}
+
+/**
+ * The result of a call: reused from the journal, or made live; a changed call stops the
+ * step by the mismatch policy, an exhausted budget hands the run off.
+ */
+async function obtainResult(
+  context: EngineContext,
+  state: StepState,
+  live: LiveCall,
+): Promise<Result<{ kind: "result"; result: JournalResult; source: RanCall["source"] } | { kind: "stop" }, KeelError>> {
+  const replay = decideReplay(live.call, state.journal.get(live.callIndex), state.prefixOpen, state.policy);
+  if (replay.kind === "reuse") return ok({ kind: "result", result: replay.record.result, source: "journal" });
+  state.prefixOpen = false;
+  if (replay.kind === "mismatch") {
+    const next = replay.policy === "pause" ? "step again with onMismatch: \"rerun\" to run it live, or \"fail\" to end the run" : "the run failed";
+    stop(state, replay.policy === "pause" ? "paused" : "failed", {
+      reason: "replay_mismatch",
+      message: `the journal's call ${live.callIndex} differs from the call stage "${live.planned.id}" would make now (${replay.diff.join("; ")}): ${next}`,
+      details: { stage: live.planned.id, callIndex: live.callIndex, diff: replay.diff },
+    });
+    return ok({ kind: "stop" });
+  }
+  const made = await callLive(context, state, live);
+  if (made.isErr()) return err(made.error);
+  if (made.value.kind === "refused") {
+    stop(state, "handed_off", { reason: "budget_exceeded", message: `${made.value.error.message}: the run hands off`, details: { stage: live.planned.id, ...made.value.error.details } });
+    return ok({ kind: "stop" });
+  }
+  return ok({ kind: "result", result: made.value.result, source: "live" });
+}
+
+/** Makes a skill's packet and records its digest (and its content, when the host opted in). */
+function recordPacket(context: EngineContext, state: StepState, planned: PlannedStage, skill: string, role: string, model: string, callIndex: number, text: string): SignedPacket {
+  const packet = makePacket(state.run, planned, skill, model, callIndex, text);
+  const packetDigest = digest(packet);
+  state.packets.set(packetDigest, packet);
+  const record = {
+    digest: packetDigest,
+    stage: planned.id,
+    skill,
+    role,
+    callIndex,
+    cycle: state.run.corrections,
+    bytes: utf8Bytes(canonicalJson(packet)),
+    ...(context.retainPacketContents ? { content: packet } : {}),
+  };
+  state.run = { ...state.run, packets: [...state.run.packets, record] };
+  return { digest: packetDigest, packet };
+}
+
 interface LiveCall {
   planned: PlannedStage;
   skillId: string;
-  role: { id: string; timeoutMs: number };
+  role: EffectiveRole;
   call: JournalCall;
   callIndex: number;
   prompt: string;
