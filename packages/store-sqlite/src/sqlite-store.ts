@@ -11,6 +11,9 @@ import { createSqliteLeases } from "./internal/sqlite-leases.js";
 import { createSqliteLogs } from "./internal/sqlite-logs.js";
 import { migrateSqlite, newerSchema, readSchemaVersion, SQLITE_SCHEMA_VERSION, type SqliteMigration } from "./internal/sqlite-schema.js";
 
+/** The longest SQLite busy wait that blocks the thread, once the store is open. */
+const SYNCHRONOUS_BUSY_WAIT_MS = 20;
+
 /** A SQLite store: a {@link KeelStore} with its file and its migrations. */
 export interface SqliteStore extends KeelStore {
   /** The database file. */
@@ -73,6 +76,9 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     throw toStoreError(error, options.file, "opening the SQLite store");
   }
   const db = opened;
+  // After open, SQLite's own (thread-blocking) busy wait stays short: longer waits are retried
+  // off the event loop, so one process's other work, and other handles in it, go on meanwhile.
+  db.pragma(`busy_timeout = ${Math.min(busyTimeoutMs, SYNCHRONOUS_BUSY_WAIT_MS)}`);
   const context: SqliteContext = {
     db,
     file: options.file,
