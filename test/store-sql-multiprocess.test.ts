@@ -1,8 +1,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { createPostgresStore } from "@keel/store-postgres";
 import { createSqliteStore } from "@keel/store-sqlite";
 import { afterAll } from "vitest";
+import { describeWithPostgres, dropSchema, freshSchemaName, testPostgresUrl } from "../packages/store-postgres/test-support/postgres-test-database.js";
 import { describeMultiProcess } from "./support/store-sql-multiprocess.js";
 
 const made: string[] = [];
@@ -20,3 +22,14 @@ describeMultiProcess(
   },
   async () => {},
 );
+
+describeWithPostgres("@keel/store-postgres with several processes", () => {
+  describeMultiProcess(
+    "on one schema (as many hosts on one database)",
+    async () => {
+      const schema = freshSchemaName();
+      return { kind: "postgres", location: testPostgresUrl, schema, open: () => createPostgresStore({ connectionString: testPostgresUrl, schema, poolSize: 2 }) };
+    },
+    async (target) => dropSchema(target.schema),
+  );
+});
