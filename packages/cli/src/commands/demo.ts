@@ -4,6 +4,7 @@ import { CliUsageError, type CliCommand } from "../cli-command.js";
 import { paint } from "../cli-io.js";
 import { runDemo, type DemoPolicy } from "../demo/demo-run.js";
 import { createCliBackendById, CLI_BACKEND_IDS } from "../demo/demo-backends.js";
+import { openStoreLocation, parseStoreUrl, redactStoreUrl } from "../store-url.js";
 
 const POLICIES: readonly DemoPolicy[] = ["fresh", "mission", "rolling"];
 
@@ -25,6 +26,7 @@ export const demoCommand: CliCommand = {
     "  --rounds <n>         rounds per policy, 1 to 50 (default 8)",
     `  --backend <id>       scripted (default), or a real CLI: ${CLI_BACKEND_IDS.join(", ")}`,
     "  --continue           continue the missions of the earlier demo in --dir (a restart)",
+    "  --store <url>        run in this store instead of <dir>/store: a directory, sqlite:<file> or postgres://…",
     "",
     "Example:",
     "  keel demo --policies fresh,rolling --rounds 8",
@@ -36,6 +38,7 @@ export const demoCommand: CliCommand = {
     rounds: { type: "string" },
     backend: { type: "string" },
     continue: { type: "boolean" },
+    store: { type: "string" },
   },
   allowPositionals: false,
   run: async ({ values }, io) => {
@@ -57,6 +60,7 @@ export const demoCommand: CliCommand = {
       rounds,
       backend,
       continueMissions: values.continue === true,
+      ...(typeof values.store === "string" ? { store: demoStore(values.store, io.cwd) } : {}),
       progress: (line) => io.stdout(`${line}\n`),
       color: io.color,
     });
@@ -84,4 +88,11 @@ function parseRounds(text: string | undefined): number {
   if (text === undefined) return 8;
   if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > 50) throw new CliUsageError(`--rounds must be a whole number from 1 to 50, got "${text}"`);
   return Number(text);
+}
+
+/** The store of `--store <url>`: checked now (a bad URL is a usage error), opened by the run. */
+function demoStore(url: string, cwd: string) {
+  const location = parseStoreUrl(url, cwd);
+  if (location.isErr()) throw new CliUsageError(location.error.message);
+  return { open: () => openStoreLocation(location.value), label: redactStoreUrl(url) };
 }
