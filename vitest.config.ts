@@ -3,6 +3,13 @@ import { defineConfig } from "vitest/config";
 
 /** Sources of sibling packages are read through the `@keel/source` export condition: no build needed. */
 const conditions = ["@keel/source", "node", "import", "module", "default"];
+/**
+ * Vitest hands the SSR conditions to its Node workers as `--conditions`, where "import" (and
+ * "module") would make a CommonJS `require()` load a dual package's ESM build: pg's
+ * `require("pg-pool")` then gets a module namespace, not the class. Node adds "import" or
+ * "require" by itself, as Vite does when it resolves.
+ */
+const nodeConditions = conditions.filter((condition) => condition !== "import" && condition !== "module");
 const packages = readdirSync(new URL("./packages", import.meta.url), { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
   .map((entry) => entry.name)
@@ -10,7 +17,7 @@ const packages = readdirSync(new URL("./packages", import.meta.url), { withFileT
 
 export default defineConfig({
   resolve: { conditions },
-  ssr: { resolve: { conditions, externalConditions: conditions } },
+  ssr: { resolve: { conditions: nodeConditions, externalConditions: nodeConditions } },
   test: {
     // The default reporter, then one plain closing line (`tests: N passed, N failed, N skipped`).
     reporters: ["default", "./test/support/summary-reporter.ts"],

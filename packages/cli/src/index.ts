@@ -4,3 +4,7 @@ export type { CliIo } from "./cli-io.js";
 export { CliUsageError } from "./cli-command.js";
 export type { CliCommand, CommandArgs } from "./cli-command.js";
 export { COMMANDS } from "./commands/index.js";
+export { openStoreLocation, openStoreUrl, parseStoreUrl, redactStoreUrl } from "./store-url.js";
+export type { StoreLocation } from "./store-url.js";
+export { copyStore } from "./store-copy.js";
+export type { StoreCopyOptions, StoreCopyReport } from "./store-copy.js";

@@ -18,8 +18,16 @@ export interface RuntimeBudgetOptions {
 
 /** Options of {@link createKeel}. Every part is optional. */
 export interface KeelOptions {
-  /** The store. Default: the filesystem store in `dir`. */
-  store?: KeelStore;
+  /**
+   * The store, or a store URL (a directory, `sqlite:<file>`, `postgres://…`) opened with
+   * `openStore` (and closed by `keel.close()`). Default: the filesystem store in `dir`.
+   */
+  store?: KeelStore | string;
+  /**
+   * Opens a store URL given as `store`. The runtime names no store adapter itself: pass
+   * `openStoreUrl` from `@keel/cli` (which knows fs, SQLite and PostgreSQL), or your own.
+   */
+  openStore?: (url: string) => KeelStore;
   /** The directory of the default filesystem store (default `./.keel`). Ignored when `store` is given. */
   dir?: string;
   /** The backends by id (or a list, keyed by their `id`). Default: none (a turn then needs one). */
@@ -51,7 +59,8 @@ const LimitsShape = z.record(z.string(), z.unknown());
 
 /** zod schema of {@link KeelOptions} (shallow: each part is validated again by its own package). */
 export const KeelOptionsSchema: z.ZodType = z.strictObject({
-  store: z.custom<KeelStore>((value) => isObjectWith("close", "check")(value), "store must be a KeelStore").optional(),
+  store: z.union([z.string().min(1), z.custom<KeelStore>((value) => isObjectWith("close", "check")(value), "store must be a KeelStore or a store URL")]).optional(),
+  openStore: z.custom<(url: string) => KeelStore>((value) => typeof value === "function", "openStore must be a function").optional(),
   dir: z.string().min(1).optional(),
   backends: z
     .union([

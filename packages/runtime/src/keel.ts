@@ -81,8 +81,8 @@ export function createKeel(options: KeelOptions = {}): Keel {
   validateOrThrow(KeelOptionsSchema, options, "keel options");
   const clock = options.clock ?? systemClock;
   const events = options.events ?? createEventBus({ clock });
-  const ownStore = options.store === undefined;
-  const store = options.store ?? createFsStore({ dir: resolve(options.dir ?? ".keel") });
+  const ownStore = options.store === undefined || typeof options.store === "string";
+  const store = typeof options.store === "string" ? openStoreUrl(options.store, options.openStore) : (options.store ?? createFsStore({ dir: resolve(options.dir ?? ".keel") }));
   const cwd = options.cwd ?? process.cwd();
   const turnTimeoutMs = options.turnTimeoutMs ?? 600_000;
   const backends = toRegistry(options.backends);
@@ -307,4 +307,14 @@ function toRegistry(backends: KeelOptions["backends"]): Map<string, Backend> {
     registry.set(id, backend);
   }
   return registry;
+}
+
+/** Opens a store URL with the host's opener; without one the URL cannot mean anything here. */
+function openStoreUrl(url: string, openStore: ((url: string) => KeelStore) | undefined): KeelStore {
+  if (!openStore) {
+    throw new KeelError("invalid_input", `store "${url}" is a URL, but no openStore was given: pass openStore (e.g. openStoreUrl from @keel/cli) or a KeelStore`, {
+      details: { store: url.replace(/^(postgres(?:ql)?:\/\/[^:/@]+:)[^@]*@/i, "$1***@") },
+    });
+  }
+  return openStore(url);
 }

@@ -14,6 +14,8 @@ describeStoreConformance({
     directories.set(store, dir);
     return store;
   },
+  // A second store on the same directory is what another process would open.
+  reopen: async (store) => createFsStore({ dir: directories.get(store)! }),
   destroy: async (store) => {
     const dir = directories.get(store);
     if (dir) await rm(dir, { recursive: true, force: true });

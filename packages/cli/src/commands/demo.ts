@@ -5,6 +5,7 @@ import { paint } from "../cli-io.js";
 import { runDemo, type DemoPolicy } from "../demo/demo-run.js";
 import { createCliBackendById, CLI_BACKEND_IDS } from "../demo/demo-backends.js";
 import { DEMO_WORKFLOWS, runWorkflowDemo, type DemoWorkflow } from "../demo/demo-workflow.js";
+import { openStoreLocation, parseStoreUrl, redactStoreUrl } from "../store-url.js";
 
 const POLICIES: readonly DemoPolicy[] = ["fresh", "mission", "rolling"];
 
@@ -28,6 +29,7 @@ export const demoCommand: CliCommand = {
     "  --continue           continue the missions of the earlier demo in --dir (a restart)",
     `  --workflow <id>      instead, run a built-in workflow (${DEMO_WORKFLOWS.join(", ")}) end to end on the fs store,`,
     "                       the demo acting as supervisor (once revising, then accepting)",
+    "  --store <url>        run in this store instead of <dir>/store: a directory, sqlite:<file> or postgres://…",
     "",
     "Example:",
     "  keel demo --policies fresh,rolling --rounds 8",
@@ -40,6 +42,7 @@ export const demoCommand: CliCommand = {
     backend: { type: "string" },
     continue: { type: "boolean" },
     workflow: { type: "string" },
+    store: { type: "string" },
   },
   allowPositionals: false,
   run: async ({ values }, io) => {
@@ -62,6 +65,7 @@ export const demoCommand: CliCommand = {
       rounds,
       backend,
       continueMissions: values.continue === true,
+      ...(typeof values.store === "string" ? { store: demoStore(values.store, io.cwd) } : {}),
       progress: (line) => io.stdout(`${line}\n`),
       color: io.color,
     });
@@ -101,4 +105,11 @@ async function runWorkflowCommand(workflow: string, dir: string, io: Parameters<
   }
   io.stdout(`\n${workflow}: ${outcome.value.status.status} after ${outcome.value.status.corrections.used} correction(s)\nstore:  ${outcome.value.store}  (keel inspect ${outcome.value.store})\n`);
   return outcome.value.status.status === "completed" ? 0 : 1;
+}
+
+/** The store of `--store <url>`: checked now (a bad URL is a usage error), opened by the run. */
+function demoStore(url: string, cwd: string) {
+  const location = parseStoreUrl(url, cwd);
+  if (location.isErr()) throw new CliUsageError(location.error.message);
+  return { open: () => openStoreLocation(location.value), label: redactStoreUrl(url) };
 }

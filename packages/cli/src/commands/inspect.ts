@@ -7,13 +7,16 @@ import { countDamaged } from "../internal/inspect-model.js";
 import { inspectStore } from "../internal/inspect-read.js";
 import { renderInspection } from "../internal/inspect-render.js";
 import { plural, printable } from "../internal/inspect-text.js";
+import { openStoreLocation, parseStoreUrl, redactStoreUrl } from "../store-url.js";
+import { POSTGRES_SCHEMA_VERSION } from "@keel/store-postgres";
+import { SQLITE_SCHEMA_VERSION } from "@keel/store-sqlite";
 
-const HELP = `keel inspect — show what a Keel filesystem store holds
+const HELP = `keel inspect — show what a Keel store holds
 
-Usage: keel inspect [dir] [--json]
+Usage: keel inspect [store] [--json]
 
 Arguments:
-  dir       the store directory (default .keel)
+  store     the store: a directory (default .keel), sqlite:<file> or postgres://…?schema=<name>
 
 Options:
   --json    print one JSON document instead of the tree
@@ -30,6 +33,7 @@ Exit codes: 0 shown (even with damaged documents), 1 no store at dir, 2 bad argu
 Example:
   keel inspect .keel-demo/store
   keel inspect .keel --json > state.json
+  keel inspect sqlite:.keel/keel.db
 `;
 
 /** `keel inspect [dir] [--json]`: the missions, roles, capsules, handoffs, checkpoints, budgets and logs of a store. */
@@ -40,11 +44,24 @@ export const inspectCommand: CliCommand = {
   options: { json: { type: "boolean" } },
   allowPositionals: true,
   run: async (args, io) => {
-    if (args.positionals.length > 1) throw new CliUsageError(`inspect takes one store directory, got ${args.positionals.length} arguments`);
-    const given = path.resolve(io.cwd, args.positionals[0] ?? ".keel");
-    // A `keel demo` directory keeps its store in `store/`: accept the demo directory itself too.
-    const dir = existsSync(path.join(given, DEMO_MARKER)) ? path.join(given, "store") : given;
-    const inspected = await inspectStore(dir);
+    if (args.positionals.length > 1) throw new CliUsageError(`inspect takes one store, got ${args.positionals.length} arguments`);
+    const url = args.positionals[0] ?? ".keel";
+    const location = parseStoreUrl(url, io.cwd);
+    if (location.isErr()) throw new CliUsageError(location.error.message);
+    let inspected: Awaited<ReturnType<typeof inspectStore>>;
+    if (location.value.kind === "fs") {
+      const given = location.value.dir;
+      // A `keel demo` directory keeps its store in `store/`: accept the demo directory itself too.
+      const dir = existsSync(path.join(given, DEMO_MARKER)) ? path.join(given, "store") : given;
+      inspected = await inspectStore(dir);
+    } else {
+      if (location.value.kind === "sqlite" && !existsSync(location.value.file)) {
+        io.stderr(`${paint(io, "red", "error")} (not_found): no SQLite store at ${printable(location.value.file)}\n`);
+        return 1;
+      }
+      const layout = location.value.kind === "sqlite" ? SQLITE_SCHEMA_VERSION : POSTGRES_SCHEMA_VERSION;
+      inspected = await inspectStore(redactStoreUrl(url), { store: openStoreLocation(location.value), layout });
+    }
     if (inspected.isErr()) {
       io.stderr(`${paint(io, "red", "error")} (${inspected.error.code}): ${printable(inspected.error.message)}\n`);
       return 1;

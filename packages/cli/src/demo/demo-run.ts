@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { KeelError, createEventBus, totalInputTokens, type KeelEvent, type RoleSessionTurnEvent } from "@keel/core";
 import { createScriptedBackend, type Backend, type ScriptedThread } from "@keel/backends";
 import { createKeel } from "@keel/runtime";
+import type { KeelStore } from "@keel/store";
 import { updateDoc } from "@keel/store/kit";
 import { createFsStore } from "@keel/store-fs";
 import { analyzeEvents, createJsonlEventSink, readEventsJsonl, renderReport, type EventAnalysis } from "@keel/telemetry";
@@ -38,6 +39,11 @@ export interface DemoOptions {
   progress: (line: string) => void;
   /** Colour in the comparison table. */
   color: boolean;
+  /**
+   * The store to run in instead of the filesystem store in `<dir>/store` (`keel demo --store
+   * <url>`), with the label printed for it. Without `continueMissions` it must hold no demo yet.
+   */
+  store?: { open: () => KeelStore; label: string };
 }
 
 /** What a demo run produced. */
@@ -66,7 +72,7 @@ export const demoMissionId = (policy: DemoPolicy) => `demo-${policy}`;
  */
 export function runDemo(options: DemoOptions): ResultAsync<DemoOutcome, KeelError> {
   const files = {
-    store: join(options.dir, "store"),
+    store: options.store?.label ?? join(options.dir, "store"),
     workspace: join(options.dir, "workspace"),
     events: join(options.dir, "events.jsonl"),
     report: join(options.dir, "report.html"),
@@ -84,8 +90,11 @@ export function runDemo(options: DemoOptions): ResultAsync<DemoOutcome, KeelErro
         turns++;
         options.progress(progressLine(event, roundOf.get(event.missionId) ?? 0));
       });
-      const store = createFsStore({ dir: files.store });
+      const store = options.store ? options.store.open() : createFsStore({ dir: files.store });
       try {
+        if (options.store && !options.continueMissions && (await unwrap(store.docs.list(["demo"], { limit: 1 }))).items.length > 0) {
+          throw new KeelError("conflict", `the store ${options.store.label} already holds a demo: pass --continue to go on with it, or use an empty store`, { details: {} });
+        }
         for (const policy of options.policies) {
           const missionId = demoMissionId(policy);
           const backend =

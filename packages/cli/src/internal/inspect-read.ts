@@ -115,14 +115,15 @@ async function inspectMission(store: KeelStore, mission: MissionKeys): Promise<M
  * Fails with `not_found` when `dir` is missing, not a directory or not a Keel store, and with the
  * store's error when it cannot be opened.
  */
-export async function inspectStore(dir: string): Promise<Result<StoreInspection, KeelError>> {
-  const root = path.resolve(dir);
-  const layout = await checkStoreDirectory(root);
+export async function inspectStore(dir: string, opened?: { store: KeelStore; layout: number }): Promise<Result<StoreInspection, KeelError>> {
+  // A store opened from a URL (SQLite, PostgreSQL) is inspected as it is; `dir` is its label.
+  const root = opened ? dir : path.resolve(dir);
+  const layout = opened ? ok(opened.layout) : await checkStoreDirectory(root);
   if (layout.isErr()) return err(layout.error);
   const warnings: InspectionWarning[] = [];
   let store: KeelStore;
   try {
-    store = createFsStore({ dir: root, onWarning: ({ type, location, message }) => warnings.push({ type, location, message }) });
+    store = opened?.store ?? createFsStore({ dir: root, onWarning: ({ type, location, message }) => warnings.push({ type, location, message }) });
   } catch (error) {
     return err(toKeelError(error, "io_failed", `cannot open the store at ${root}`));
   }

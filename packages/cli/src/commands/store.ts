@@ -1,0 +1,57 @@
+import { CliUsageError, type CliCommand } from "../cli-command.js";
+import { paint } from "../cli-io.js";
+import { printable } from "../internal/inspect-text.js";
+import { copyStore } from "../store-copy.js";
+import { openStoreUrl, redactStoreUrl } from "../store-url.js";
+
+const HELP = `keel store — move a deployment between stores
+
+Usage: keel store copy <from> <to> [--force]
+
+Store URLs:
+  <dir>                 a filesystem store directory (.keel)
+  sqlite:<file>         a SQLite store (sqlite:.keel/keel.db)
+  postgres://…          a PostgreSQL store; ?schema=<name> picks the schema (default keel)
+
+Copies every document with its version and every log with its seqs and record ids, so
+compare-and-swap and journal positions carry over. Leases are not copied. Stop the processes
+using <from> first. A <to> that already holds documents or logs is refused unless --force.
+
+Exit codes: 0 copied, 1 a store failed or the target is not empty, 2 bad arguments.
+
+Example:
+  keel store copy .keel sqlite:.keel/keel.db
+  keel store copy sqlite:.keel/keel.db "postgres://keel@db.internal:5432/keel?schema=prod"
+`;
+
+/** `keel store copy <from> <to> [--force]`: copies a store into another, through the ports. */
+export const storeCommand: CliCommand = {
+  name: "store",
+  summary: "copy a store into another (a directory, sqlite:<file>, postgres://…)",
+  help: HELP,
+  options: { force: { type: "boolean" } },
+  allowPositionals: true,
+  run: async (args, io) => {
+    const [action, from, to, ...extra] = args.positionals;
+    if (action !== "copy") throw new CliUsageError(action === undefined ? "store needs a subcommand: copy <from> <to>" : `unknown store subcommand "${action}": use copy <from> <to>`);
+    if (from === undefined || to === undefined || extra.length > 0) throw new CliUsageError("store copy takes exactly two store URLs: <from> <to>");
+    const source = openStoreUrl(from, io.cwd);
+    try {
+      const target = openStoreUrl(to, io.cwd);
+      try {
+        const copied = await copyStore(source, target, { force: args.values["force"] === true });
+        if (copied.isErr()) {
+          io.stderr(`${paint(io, "red", "error")} (${copied.error.code}): ${printable(copied.error.message)}\n`);
+          return 1;
+        }
+        const { documents, logs, records } = copied.value;
+        io.stdout(`copied ${documents} documents and ${logs} logs (${records} records) from ${redactStoreUrl(from)} to ${redactStoreUrl(to)}\n`);
+        return 0;
+      } finally {
+        await target.close();
+      }
+    } finally {
+      await source.close();
+    }
+  },
+};

@@ -1,0 +1,121 @@
+import { KeelError } from "@keel/core";
+import { err, ResultAsync, type Result } from "neverthrow";
+import type { Pool, PoolClient } from "pg";
+
+/** The qualified table names of one store's schema. */
+export interface PostgresTables {
+  schema: string;
+  meta: string;
+  docs: string;
+  logs: string;
+  records: string;
+  leases: string;
+}
+
+/** What every part of the PostgreSQL store shares. */
+export interface PostgresContext {
+  pool: Pool;
+  tables: PostgresTables;
+  maxValueBytes: number;
+  closed: boolean;
+  /** Resolves once the schema is known to be current (migrated or checked), or with why not. */
+  ready(): Promise<Result<void, KeelError>>;
+}
+
+/** The database clock in epoch ms: `clock_timestamp()`, which moves within a transaction (`now()` does not). */
+export const NOW_MS = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
+
+/** Quotes a validated identifier. */
+export const quoteIdentifier = (name: string) => `"${name}"`;
+
+/** The qualified table names of `schema`. */
+export function tablesOf(schema: string): PostgresTables {
+  const q = quoteIdentifier(schema);
+  return { schema, meta: `${q}.keel_schema`, docs: `${q}.keel_docs`, logs: `${q}.keel_logs`, records: `${q}.keel_log_records`, leases: `${q}.keel_leases` };
+}
+
+const sqlState = (error: unknown) => String((error as { code?: unknown } | null)?.code ?? "");
+
+/** Errors after which the transaction can simply run again: a lost race on a new row, a serialization failure, a deadlock. */
+const isRace = (error: unknown) => ["23505", "40001", "40P01"].includes(sqlState(error));
+
+/** Errors that mean the connection (or the server) is gone: the transaction was rolled back, the client must be discarded. */
+export function isConnectionLoss(error: unknown): boolean {
+  const state = sqlState(error);
+  if (state.startsWith("08") || state === "57P01" || state === "57P02" || state === "57P03") return true;
+  const message = error instanceof Error ? error.message : "";
+  return ["ECONNRESET", "ECONNREFUSED", "EPIPE", "ETIMEDOUT", "ENOTFOUND"].includes(state) || /Connection terminated|connection timeout|Client has encountered a connection error/i.test(message);
+}
+
+/** Maps a `pg` error to a `KeelError` (a `KeelError` passes through). */
+export function toStoreError(error: unknown, context: PostgresContext, what: string): KeelError {
+  if (KeelError.is(error)) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  const details = { schema: context.tables.schema, sqlState: sqlState(error) };
+  if (isConnectionLoss(error) || isRace(error) || sqlState(error) === "53300") {
+    return new KeelError("unavailable", `${what}: PostgreSQL connection lost or busy (${message}); nothing was committed unless the loss came during COMMIT: retry`, { details, cause: error, retryable: true });
+  }
+  if (sqlState(error) === "XX001" || sqlState(error) === "XX002") {
+    return new KeelError("corrupt", `${what}: PostgreSQL reports damaged data (${message})`, { details: { ...details, location: context.tables.schema }, cause: error });
+  }
+  return new KeelError("io_failed", `${what}: PostgreSQL failed: ${message}`, { details, cause: error });
+}
+
+/** The error of an operation after `close()`. */
+export function closedError(context: PostgresContext): KeelError {
+  return new KeelError("unavailable", `the PostgreSQL store (schema ${context.tables.schema}) is closed`, { details: { schema: context.tables.schema }, retryable: false });
+}
+
+const ATTEMPTS = 8;
+
+/**
+ * Runs `step` in one transaction (`BEGIN … COMMIT`) on a pooled connection. An `Err` from
+ * `step` rolls back, so a refused write changes nothing. A lost race on a new row (two
+ * creators of one key), a serialization failure or a deadlock runs the transaction again; a
+ * lost connection discards the client and is `unavailable` (retryable), the server having
+ * rolled the transaction back. Only transaction-scoped state is used: safe behind a
+ * transaction-mode pooler.
+ */
+export function transaction<T>(context: PostgresContext, what: string, step: (client: PoolClient) => Promise<Result<T, KeelError>>): ResultAsync<T, KeelError> {
+  const run = async (): Promise<Result<T, KeelError>> => {
+    const ready = await context.ready();
+    if (ready.isErr()) return err(ready.error);
+    for (let attempt = 1; ; attempt++) {
+      if (context.closed) return err(closedError(context));
+      let client: PoolClient;
+      try {
+        client = await context.pool.connect();
+      } catch (error) {
+        return err(toStoreError(error, context, what));
+      }
+      try {
+        await client.query("BEGIN");
+        const result = await step(client);
+        await client.query(result.isOk() ? "COMMIT" : "ROLLBACK");
+        client.release();
+        return result;
+      } catch (error) {
+        const lost = isConnectionLoss(error);
+        if (!lost) await client.query("ROLLBACK").catch(() => undefined);
+        client.release(lost ? (error as Error) : undefined);
+        if (!isRace(error) || attempt >= ATTEMPTS) return err(toStoreError(error, context, what));
+      }
+    }
+  };
+  return new ResultAsync(run());
+}
+
+/** Runs one read statement (its own snapshot) on the pool. */
+export function read<T>(context: PostgresContext, what: string, step: (pool: Pool) => Promise<Result<T, KeelError>>): ResultAsync<T, KeelError> {
+  const run = async (): Promise<Result<T, KeelError>> => {
+    const ready = await context.ready();
+    if (ready.isErr()) return err(ready.error);
+    if (context.closed) return err(closedError(context));
+    try {
+      return await step(context.pool);
+    } catch (error) {
+      return err(toStoreError(error, context, what));
+    }
+  };
+  return new ResultAsync(run());
+}

@@ -1,0 +1,100 @@
+import { KeelError, type JsonValue } from "@keel/core";
+import type { DocMeta, DocStore } from "@keel/store";
+import { decideDelete, decidePut, encodeValue, keyCursor, keyPath, validateDeleteCondition, validateKey, validatePage, validatePutCondition } from "@keel/store/kit";
+import { err, errAsync, ok, type Result } from "neverthrow";
+import type { PoolClient } from "pg";
+import { NOW_MS, read, transaction, type PostgresContext } from "./postgres-context.js";
+import { decodeKey, encodeCursor, encodeKey, prefixRange } from "./postgres-keys.js";
+import { checkFenceIn } from "./postgres-leases.js";
+
+/** Parses a stored value; a damaged one is `corrupt` with its location, never `undefined`. */
+export function parseStored(context: PostgresContext, text: string | null, location: string): Result<JsonValue, KeelError> {
+  try {
+    if (text === null) throw new Error("no value");
+    return ok(JSON.parse(text) as JsonValue);
+  } catch (error) {
+    const where = `postgres:${context.tables.schema}#${location}`;
+    return err(new KeelError("corrupt", `the stored value of ${location} in schema ${context.tables.schema} is not JSON`, { details: { location: where }, cause: error }));
+  }
+}
+
+const iso = (ms: string | number) => new Date(Number(ms)).toISOString();
+
+/** The document port over `keel_docs`. */
+export function createPostgresDocs(context: PostgresContext): DocStore {
+  const { docs } = context.tables;
+  const lockDoc = async (client: PoolClient, stored: string) => {
+    const row = (await client.query<{ version: string; deleted: boolean }>(`SELECT version, deleted FROM ${docs} WHERE key = $1 FOR UPDATE`, [stored])).rows[0];
+    return row ? { version: Number(row.version), deleted: row.deleted } : undefined;
+  };
+  return {
+    get: (key) => {
+      const segments = validateKey(key);
+      if (segments.isErr()) return errAsync(segments.error);
+      return read(context, "reading a document", async (pool) => {
+        const row = (await pool.query<{ version: string; value: string | null; updated_at: string }>(`SELECT version, value, updated_at FROM ${docs} WHERE key = $1 AND NOT deleted`, [encodeKey(segments.value)])).rows[0];
+        if (!row) return ok(undefined);
+        return parseStored(context, row.value, `docs/${keyPath(segments.value)}`).map((value) => ({ key: segments.value, value, version: Number(row.version), updatedAt: iso(row.updated_at) }));
+      });
+    },
+    put: (key, value, condition) => {
+      const checked = validateKey(key).andThen((segments) =>
+        validatePutCondition(condition).andThen((parsed) => encodeValue(value, context.maxValueBytes).map((encoded) => ({ segments, parsed, encoded }))),
+      );
+      if (checked.isErr()) return errAsync(checked.error);
+      const { segments, parsed, encoded } = checked.value;
+      const stored = encodeKey(segments);
+      const path = keyPath(segments);
+      // Serialized and checked before taking a connection (LangGraph's lesson: serializing inside BEGIN starves the pool).
+      return transaction(context, `writing ${path}`, async (client) => {
+        const fenced = await checkFenceIn(client, context, parsed.fence);
+        if (fenced.isErr()) return err(fenced.error);
+        const current = await lockDoc(client, stored);
+        const version = decidePut(current, parsed, path);
+        if (version.isErr()) return err(version.error);
+        // A new key is a plain INSERT: of two creators that both found no row, the second hits
+        // the primary key (never an upsert over the first) and its transaction runs again.
+        const written = await client.query<{ updated_at: string }>(
+          current
+            ? `UPDATE ${docs} SET version = $2, deleted = false, value = $3, bytes = $4, updated_at = ${NOW_MS} WHERE key = $1 RETURNING updated_at`
+            : `INSERT INTO ${docs} (key, version, deleted, value, bytes, updated_at) VALUES ($1, $2, false, $3, $4, ${NOW_MS}) RETURNING updated_at`,
+          [stored, version.value, encoded.text, encoded.bytes],
+        );
+        return ok({ key: [...segments], value: JSON.parse(encoded.text) as JsonValue, version: version.value, updatedAt: iso(written.rows[0]!.updated_at) });
+      });
+    },
+    delete: (key, condition) => {
+      const checked = validateKey(key).andThen((segments) => validateDeleteCondition(condition).map((parsed) => ({ segments, parsed })));
+      if (checked.isErr()) return errAsync(checked.error);
+      const { segments, parsed } = checked.value;
+      const stored = encodeKey(segments);
+      const path = keyPath(segments);
+      return transaction(context, `deleting ${path}`, async (client) => {
+        const fenced = await checkFenceIn(client, context, parsed.fence);
+        if (fenced.isErr()) return err(fenced.error);
+        const deleted = decideDelete(await lockDoc(client, stored), parsed, path);
+        if (deleted.isOk() && deleted.value) {
+          await client.query(`UPDATE ${docs} SET version = version + 1, deleted = true, value = NULL, bytes = 0, updated_at = ${NOW_MS} WHERE key = $1`, [stored]);
+        }
+        return deleted;
+      });
+    },
+    list: (prefix, page) => {
+      const checked = validateKey(prefix, "prefix", true).andThen((segments) => validatePage(page).map((parsed) => ({ segments, parsed })));
+      if (checked.isErr()) return errAsync(checked.error);
+      const { segments, parsed } = checked.value;
+      const { from, to } = prefixRange(segments);
+      return read(context, "listing documents", async (pool) => {
+        const rows = (
+          await pool.query<{ key: string; version: string; bytes: number; updated_at: string }>(
+            `SELECT key, version, bytes, updated_at FROM ${docs} WHERE NOT deleted AND key >= $1 AND key < $2 AND key > $3 ORDER BY key LIMIT $4`,
+            [from, to, encodeCursor(parsed.after), parsed.limit + 1],
+          )
+        ).rows;
+        const items: DocMeta[] = rows.slice(0, parsed.limit).map((row) => ({ key: decodeKey(row.key), version: Number(row.version), updatedAt: iso(row.updated_at), bytes: row.bytes }));
+        const last = items[items.length - 1];
+        return ok(rows.length > parsed.limit && last ? { items, next: keyCursor(last.key) } : { items });
+      });
+    },
+  };
+}

@@ -1,0 +1,105 @@
+import type { KeelError } from "@keel/core";
+import type { LogRecord, LogStore } from "@keel/store";
+import { decideAppend, keyPath, validateAppend, validateFenceOption, validateKey, validateReadOptions } from "@keel/store/kit";
+import { err, errAsync, ok, type Result } from "neverthrow";
+import { NOW_MS, read, transaction, type PostgresContext } from "./postgres-context.js";
+import { parseStored } from "./postgres-docs.js";
+import { decodeKey, encodeKey, prefixRange } from "./postgres-keys.js";
+import { checkFenceIn } from "./postgres-leases.js";
+
+/** The log port over `keel_logs` (head rows, locked per append) and `keel_log_records`. */
+export function createPostgresLogs(context: PostgresContext): LogStore {
+  const { logs, records: recordsTable } = context.tables;
+  return {
+    append: (log, records, options) => {
+      const checked = validateKey(log, "log").andThen((segments) => validateAppend(records, options, context.maxValueBytes).map((parsed) => ({ segments, ...parsed })));
+      if (checked.isErr()) return errAsync(checked.error);
+      const { segments, records: encoded, options: parsed } = checked.value;
+      const stored = encodeKey(segments);
+      const path = keyPath(segments);
+      return transaction(context, `appending to ${path}`, async (client) => {
+        const fenced = await checkFenceIn(client, context, parsed.fence);
+        if (fenced.isErr()) return err(fenced.error);
+        // The head row is the log's lock: appends to one log take turns on it. Two first
+        // appends to a new log both find none; the second's INSERT of the head (or of seq 1)
+        // hits the first's key, and its transaction runs again.
+        const head = (await client.query<{ last_seq: string; deleted: boolean }>(`SELECT last_seq, deleted FROM ${logs} WHERE key = $1 FOR UPDATE`, [stored])).rows[0];
+        const texts = new Map<string, string>();
+        if (head && !head.deleted && encoded.length > 0) {
+          const existing = await client.query<{ id: string; value: string }>(`SELECT id, value FROM ${recordsTable} WHERE log = $1 AND id = ANY($2::text[])`, [stored, encoded.map((record) => record.id)]);
+          for (const row of existing.rows) texts.set(row.id, row.value);
+        }
+        const state = { lastSeq: Number(head?.last_seq ?? 0), deleted: head?.deleted ?? false, textOf: (id: string) => texts.get(id) };
+        const decision = decideAppend(state, encoded, parsed.expectedSeq, path);
+        if (decision.isErr()) return err(decision.error);
+        const { fresh, deduplicated } = decision.value;
+        const lastSeq = state.lastSeq + fresh.length;
+        if (fresh.length > 0) {
+          await client.query(
+            `INSERT INTO ${recordsTable} (log, seq, id, value, at)
+             SELECT $1, $2::bigint + r.ordinality, r.id, r.value, ${NOW_MS} FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS r(id, value, ordinality)`,
+            [stored, state.lastSeq, fresh.map((record) => record.id), fresh.map((record) => record.text)],
+          );
+        }
+        if (fresh.length > 0 || !head || state.deleted) {
+          await client.query(
+            head ? `UPDATE ${logs} SET last_seq = $2, deleted = false WHERE key = $1` : `INSERT INTO ${logs} (key, last_seq, deleted) VALUES ($1, $2, false)`,
+            [stored, lastSeq],
+          );
+        }
+        return ok({ lastSeq, appended: fresh.length, deduplicated });
+      });
+    },
+    read: (log, options) => {
+      const checked = validateKey(log, "log").andThen((segments) => validateReadOptions(options).map((parsed) => ({ segments, parsed })));
+      if (checked.isErr()) return errAsync(checked.error);
+      const { segments, parsed } = checked.value;
+      return read(context, `reading ${keyPath(segments)}`, async (pool): Promise<Result<LogRecord[], KeelError>> => {
+        const rows = (
+          await pool.query<{ seq: string; id: string; value: string; at: string }>(
+            `SELECT seq, id, value, at FROM ${recordsTable} WHERE log = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+            [encodeKey(segments), parsed.afterSeq, Number.isFinite(parsed.limit) ? parsed.limit : null],
+          )
+        ).rows;
+        const out: LogRecord[] = [];
+        for (const row of rows) {
+          const value = parseStored(context, row.value, `logs/${keyPath(segments)}@${row.seq}`);
+          if (value.isErr()) return err(value.error);
+          out.push({ seq: Number(row.seq), id: row.id, value: value.value, at: new Date(Number(row.at)).toISOString() });
+        }
+        return ok(out);
+      });
+    },
+    head: (log) => {
+      const segments = validateKey(log, "log");
+      if (segments.isErr()) return errAsync(segments.error);
+      return read(context, "reading a log head", async (pool) => {
+        const row = (await pool.query<{ last_seq: string }>(`SELECT last_seq FROM ${logs} WHERE key = $1 AND NOT deleted`, [encodeKey(segments.value)])).rows[0];
+        return ok(row ? { lastSeq: Number(row.last_seq) } : undefined);
+      });
+    },
+    delete: (log, options) => {
+      const checked = validateKey(log, "log").andThen((segments) => validateFenceOption(options).map((parsed) => ({ segments, parsed })));
+      if (checked.isErr()) return errAsync(checked.error);
+      const { segments, parsed } = checked.value;
+      const stored = encodeKey(segments);
+      return transaction(context, `deleting ${keyPath(segments)}`, async (client) => {
+        const fenced = await checkFenceIn(client, context, parsed.fence);
+        if (fenced.isErr()) return err(fenced.error);
+        const head = (await client.query<{ deleted: boolean }>(`SELECT deleted FROM ${logs} WHERE key = $1 FOR UPDATE`, [stored])).rows[0];
+        if (!head || head.deleted) return ok(false);
+        await client.query(`DELETE FROM ${recordsTable} WHERE log = $1`, [stored]);
+        await client.query(`UPDATE ${logs} SET deleted = true WHERE key = $1`, [stored]);
+        return ok(true);
+      });
+    },
+    list: (prefix) => {
+      const segments = validateKey(prefix, "prefix", true);
+      if (segments.isErr()) return errAsync(segments.error);
+      const { from, to } = prefixRange(segments.value);
+      return read(context, "listing logs", async (pool) =>
+        ok((await pool.query<{ key: string }>(`SELECT key FROM ${logs} WHERE NOT deleted AND key >= $1 AND key < $2 ORDER BY key`, [from, to])).rows.map((row) => decodeKey(row.key))),
+      );
+    },
+  };
+}

@@ -1,0 +1,98 @@
+import { KeelError, type JsonValue } from "@keel/core";
+import type { DocMeta, DocStore } from "@keel/store";
+import { decideDelete, decidePut, encodeValue, keyCursor, keyPath, validateDeleteCondition, validateKey, validatePage, validatePutCondition } from "@keel/store/kit";
+import { err, errAsync, ok, type Result } from "neverthrow";
+import { checkFenceIn } from "./sqlite-leases.js";
+import { decodeKey, encodeCursor, encodeKey, prefixRange } from "./sqlite-keys.js";
+import { readStep, writeTransaction, type SqliteContext } from "./sqlite-context.js";
+
+interface DocRow {
+  version: number;
+  deleted: number;
+  value: string | null;
+  updated_at: string;
+}
+
+/** Parses a stored value; a damaged one is `corrupt` with its location, never `undefined`. */
+export function parseStored(context: SqliteContext, text: string | null, location: string): Result<JsonValue, KeelError> {
+  try {
+    if (text === null) throw new Error("no value");
+    return ok(JSON.parse(text) as JsonValue);
+  } catch (error) {
+    return err(new KeelError("corrupt", `the stored value of ${location} in ${context.file} is not JSON`, { details: { location: `${context.file}#${location}` }, cause: error }));
+  }
+}
+
+/** The document port over `keel_docs`. */
+export function createSqliteDocs(context: SqliteContext): DocStore {
+  const { db } = context;
+  const select = db.prepare<[string], DocRow>("SELECT version, deleted, value, updated_at FROM keel_docs WHERE key = ?");
+  const upsert = db.prepare(
+    `INSERT INTO keel_docs (key, version, deleted, value, bytes, updated_at) VALUES (?, ?, 0, ?, ?, ?)
+     ON CONFLICT (key) DO UPDATE SET version = excluded.version, deleted = 0, value = excluded.value, bytes = excluded.bytes, updated_at = excluded.updated_at`,
+  );
+  const tombstone = db.prepare("UPDATE keel_docs SET version = version + 1, deleted = 1, value = NULL, bytes = 0, updated_at = ? WHERE key = ?");
+  const list = db.prepare<[string, string, string, number], { key: string; version: number; bytes: number; updated_at: string }>(
+    "SELECT key, version, bytes, updated_at FROM keel_docs WHERE deleted = 0 AND key >= ? AND key < ? AND key > ? ORDER BY key LIMIT ?",
+  );
+  const iso = () => new Date(context.clock.now()).toISOString();
+  const state = (row: DocRow | undefined) => (row ? { version: row.version, deleted: row.deleted === 1 } : undefined);
+
+  return {
+    get: (key) => {
+      const segments = validateKey(key);
+      if (segments.isErr()) return errAsync(segments.error);
+      return readStep(context, "reading a document", () => {
+        const row = select.get(encodeKey(segments.value));
+        if (!row || row.deleted === 1) return ok(undefined);
+        return parseStored(context, row.value, `docs/${keyPath(segments.value)}`).map((value) => ({ key: segments.value, value, version: row.version, updatedAt: row.updated_at }));
+      });
+    },
+    put: (key, value, condition) => {
+      const checked = validateKey(key).andThen((segments) =>
+        validatePutCondition(condition).andThen((parsed) => encodeValue(value, context.maxValueBytes).map((encoded) => ({ segments, parsed, encoded }))),
+      );
+      if (checked.isErr()) return errAsync(checked.error);
+      const { segments, parsed, encoded } = checked.value;
+      const stored = encodeKey(segments);
+      const path = keyPath(segments);
+      // Serialized and checked before the transaction: nothing slow runs while the write lock is held.
+      return writeTransaction(context, `writing ${path}`, () =>
+        checkFenceIn(context, parsed.fence).andThen(() =>
+          decidePut(state(select.get(stored)), parsed, path).map((version) => {
+            const updatedAt = iso();
+            upsert.run(stored, version, encoded.text, encoded.bytes, updatedAt);
+            return { key: [...segments], value: JSON.parse(encoded.text) as JsonValue, version, updatedAt };
+          }),
+        ),
+      );
+    },
+    delete: (key, condition) => {
+      const checked = validateKey(key).andThen((segments) => validateDeleteCondition(condition).map((parsed) => ({ segments, parsed })));
+      if (checked.isErr()) return errAsync(checked.error);
+      const { segments, parsed } = checked.value;
+      const stored = encodeKey(segments);
+      const path = keyPath(segments);
+      return writeTransaction(context, `deleting ${path}`, () =>
+        checkFenceIn(context, parsed.fence).andThen(() =>
+          decideDelete(state(select.get(stored)), parsed, path).map((deleted) => {
+            if (deleted) tombstone.run(iso(), stored);
+            return deleted;
+          }),
+        ),
+      );
+    },
+    list: (prefix, page) => {
+      const checked = validateKey(prefix, "prefix", true).andThen((segments) => validatePage(page).map((parsed) => ({ segments, parsed })));
+      if (checked.isErr()) return errAsync(checked.error);
+      const { segments, parsed } = checked.value;
+      const { from, to } = prefixRange(segments);
+      return readStep(context, "listing documents", () => {
+        const rows = list.all(from, to, encodeCursor(parsed.after), parsed.limit + 1);
+        const items: DocMeta[] = rows.slice(0, parsed.limit).map((row) => ({ key: decodeKey(row.key), version: row.version, updatedAt: row.updated_at, bytes: row.bytes }));
+        const last = items[items.length - 1];
+        return ok(rows.length > parsed.limit && last ? { items, next: keyCursor(last.key) } : { items });
+      });
+    },
+  };
+}
