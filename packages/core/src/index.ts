@@ -36,6 +36,14 @@ export type {
   TranscriptEvent,
   Unsubscribe,
   WorkflowEvent,
+  WorkSessionAuditDueEvent,
+  WorkSessionAuditedEvent,
+  WorkSessionCheckpointEvent,
+  WorkSessionClosedEvent,
+  WorkSessionModelMismatchEvent,
+  WorkSessionOpenedEvent,
+  WorkSessionRefusedEvent,
+  WorkSessionTurnEvent,
 } from "./events.js";
 export { KEEL_BACKEND_IDS } from "./backend-ids.js";
 export type { KeelBackendId } from "./backend-ids.js";
