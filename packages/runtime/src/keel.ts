@@ -32,9 +32,10 @@ import { buildRolePrompt, readReportLines } from "./prompt-builder.js";
 import { RoleTurnInputSchema, type RoleTurnInput, type RoleTurnResult, type RuntimeWarning } from "./role-turn.js";
 import { createRoundRunner, type RoundInput, type RoundResult } from "./round.js";
 import { scopeId } from "./internal/scope-id.js";
+import { createWorkSessionRuntime, type KeelWorkSessions } from "./work-session-runtime.js";
 
 /** A composed Keel runtime: sessions, skills, budget and backends over one store. */
-export interface Keel {
+export interface Keel extends KeelWorkSessions {
   /** The store everything is kept in. */
   readonly store: KeelStore;
   /** The bus every event goes to. */
@@ -54,7 +55,14 @@ export interface Keel {
    * the turn retried fresh from the capsule) → update the capsule → settle the budget → events.
    * Persistence and accounting warnings never change a successful result.
    *
-   * Errors: `invalid_input`, `budget_exceeded` (nothing ran), and the backend's own
+   * A turn with a declared `budget` first asks the capacity gate: `no_session` (no open work
+   * session: `openWorkSession` restores it) or `capacity_refused` (a work-session limit reached),
+   * and nothing runs. Every turn is counted in the work session covering its role, if any (tool
+   * calls from the backend's result, active minutes from its wall time), and recorded as a
+   * `work.session.turn` event either way. The mission checkpoint placeholder is created on the
+   * mission's first turn.
+   *
+   * Errors: `invalid_input`, `no_session`, `capacity_refused`, `budget_exceeded` (nothing ran), and the backend's own
    * (`backend_failed`, `timeout`, `aborted`, `unavailable`, `corrupt`, `resume_failed` when the
    * fresh retry failed too).
    */
@@ -106,12 +114,16 @@ export function createKeel(options: KeelOptions = {}): Keel {
         ? options.skills
         : createSkillLibrary({ ...options.skills, events }); // its clock must be the filesystem's: the system clock
   const budget = createBudget({ store, clock, events });
+  const workSessions = createWorkSessionRuntime({ store, events, clock, sessions, ...(options.workSessions ? { settings: options.workSessions } : {}) });
   const budgetOptions = options.budget ?? {};
   const reserveOutputTokens = budgetOptions.reserveOutputTokens ?? 4096;
 
-  const scopesFor = (missionId: string, role: string): BudgetScope => {
+  const scopesFor = (missionId: string, role: string, task?: { id: string | null; limits: RoleTurnInput["budget"] }): BudgetScope => {
     const mission = budget.scope(scopeId("mission", missionId), budgetOptions.mission ? { limits: budgetOptions.mission } : {});
-    return budget.scope(scopeId("role", role), { parents: [mission], ...(budgetOptions.role ? { limits: budgetOptions.role } : {}) });
+    const roleScope = budget.scope(scopeId("role", role), { parents: [mission], ...(budgetOptions.role ? { limits: budgetOptions.role } : {}) });
+    // A declared budget binds the task's own scope, a child of the role's.
+    if (!task?.limits) return roleScope;
+    return budget.scope(scopeId("task", `${missionId}.${task.id ?? role}`), { parents: [roleScope], limits: task.limits });
   };
 
   const runRoleTurn = (input: RoleTurnInput): ResultAsync<RoleTurnResult, KeelError> => {
@@ -135,22 +147,31 @@ export function createKeel(options: KeelOptions = {}): Keel {
     }
     let scope: BudgetScope;
     try {
-      scope = scopesFor(turn.missionId, turn.role);
+      scope = scopesFor(turn.missionId, turn.role, { id: turn.taskId ?? null, limits: turn.budget });
     } catch (error) {
       return errAsync(KeelError.is(error) ? error : new KeelError("invalid_input", String(error)));
     }
     const warnings: RuntimeWarning[] = [];
     const estimate = estimateTokens(`${turn.objective ?? ""}\n${turn.prompt}`) + reserveOutputTokens;
-    return scope
-      .reserve({ tokens: estimate, calls: 1, timeMs: turnTimeoutMs })
+    const startedAt = clock.now();
+    return workSessions
+      .admit({ missionId: turn.missionId, role: turn.role, taskId: turn.taskId ?? null, budget: turn.budget })
+      .andThen(() => workSessions.ensureMissionCheckpoint(turn.missionId, warnings))
+      .andThen(() => scope.reserve({ tokens: estimate, calls: 1, timeMs: turnTimeoutMs }))
       .andThen((reservation) =>
         resolveView(turn.role, backend, warnings).andThen((view) =>
           runSessionTurn(turn, backend, view, warnings)
             .andThen(({ result, plan, delivery, last }) =>
               settle(reservation, result.usage, turn.model ?? null, last?.durationMs ?? null, warnings)
                 .andThen(() => emitReads(turn, result.paths?.inspected ?? []))
+                .andThen(() =>
+                  workSessions.recordTurn(
+                    { missionId: turn.missionId, role: turn.role, startedAt, endedAt: clock.now(), backendResult: last, usage: result.usage, model: turn.model ?? null, taskId: turn.taskId ?? null },
+                    warnings,
+                  ),
+                )
                 .map(
-                (): RoleTurnResult => ({
+                (workSessionId): RoleTurnResult => ({
                   text: result.text,
                   threadId: result.threadId,
                   usage: result.usage,
@@ -160,6 +181,7 @@ export function createKeel(options: KeelOptions = {}): Keel {
                   durationMs: last?.durationMs ?? 0,
                   skillDelivery: delivery,
                   warnings,
+                  workSessionId,
                 }),
               ),
             )
@@ -291,6 +313,13 @@ export function createKeel(options: KeelOptions = {}): Keel {
     backendIds: [...backends.keys()],
     runRoleTurn,
     runRound,
+    openWorkSession: workSessions.openWorkSession,
+    closeWorkSession: workSessions.closeWorkSession,
+    workSession: workSessions.workSession,
+    checkpoint: workSessions.checkpoint,
+    writeHandoff: workSessions.writeHandoff,
+    recordAudit: workSessions.recordAudit,
+    workSessionMetrics: workSessions.workSessionMetrics,
     close: async () => {
       await sessions.close();
       if (ownStore) await store.close();
