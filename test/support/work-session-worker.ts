@@ -1,7 +1,7 @@
 // A long-lived Keel process over a filesystem store, driven line by line on stdin:
 // `open`, `close`, `turn`, `status`, `exit`. Each answer is one line on stdout.
 import { createInterface } from "node:readline";
-import { createScriptedBackend } from "@keel/backends";
+import { createScriptedBackend } from "@keel/backends/scripted";
 import { createKeel } from "@keel/runtime";
 
 const [dir] = process.argv.slice(2);

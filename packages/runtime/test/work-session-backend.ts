@@ -1,5 +1,5 @@
 import { newId, type ManualClock, type Usage } from "@keel/core";
-import type { Backend, TurnRequest, TurnResult } from "@keel/backends";
+import type { Backend, BackendTurnRequest as TurnRequest, BackendTurnResult as TurnResult } from "@keel/backend";
 import { okAsync } from "neverthrow";
 
 /**
@@ -34,7 +34,9 @@ export function createToolBackend(options: {
         usage: usage ?? { inputUncached: null, cacheRead: null, cacheWrite: null, output: null, reasoning: null, costUsd: null },
         durationMs: (options.minutes ?? 1) * 60_000,
         exitCode: 0,
-        ...(calls === null ? {} : { toolCalls: Array.from({ length: calls }, (_, index) => ({ name: "Read", id: `call-${turn}-${index}` })) }),
+        fileAccess: [],
+        // The port's count; `null` stands for an adapter of an older port that reports none.
+        ...(calls === null ? {} : { toolCalls: calls }),
       };
       return okAsync(result as TurnResult);
     },
