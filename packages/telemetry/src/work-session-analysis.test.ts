@@ -42,6 +42,7 @@ describe("analyzeWorkSessions", () => {
     expect(text).toMatch(new RegExp(`^  s1 .* ${NO_DATA} +${NO_DATA} +0$`, "m"));
     expect(text).toContain("this session: no_session");
     expect(text).toContain("outside any session: 1 turns, tokens 70");
+    expect(text).not.toContain("without usage");
     const empty = analyzeWorkSessions([])._unsafeUnwrap();
     expect(empty).toMatchObject({ sessions: [], thisSession: { state: "no_session" }, tokenWindow: { sessions: 0, tokens: null } });
     expect(renderWorkSessionReport(empty)).toContain(`${NO_DATA}: no work session was opened`);

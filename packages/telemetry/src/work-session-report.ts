@@ -56,7 +56,8 @@ export function renderWorkSessionReport(analysis: WorkSessionAnalysis): string {
       : "  this session: no_session (none is open; no figure is given for it)",
   );
   const outside = analysis.outsideSessions;
-  lines.push(`  outside any session: ${formatCount(outside.turns)} turns, tokens ${outside.turns === 0 ? "0" : known(outside.tokens)}`);
+  const withoutUsage = outside.turnsWithoutUsage > 0 ? ` (${formatCount(outside.turnsWithoutUsage)} turn${outside.turnsWithoutUsage === 1 ? "" : "s"} without usage)` : "";
+  lines.push(`  outside any session: ${formatCount(outside.turns)} turns, tokens ${outside.turns === 0 ? "0" : known(outside.tokens)}${withoutUsage}`);
   const window = analysis.tokenWindow;
   lines.push(
     window.sessions === 0
