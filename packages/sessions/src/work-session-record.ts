@@ -50,24 +50,26 @@ const SessionFields = {
   lastMismatchModel: name.nullable(),
 };
 
-const OpenSessionSchema = z.strictObject(SessionFields);
-const ClosedSessionSchema = z.strictObject({ ...SessionFields, closedAt: count });
+/** zod schema of an open work session as stored (strict). */
+export const WorkSessionRecordSchema = z.strictObject(SessionFields);
+/** zod schema of a closed work session as stored (strict): an open one with `closedAt`. */
+export const ClosedWorkSessionRecordSchema = z.strictObject({ ...SessionFields, closedAt: count });
 
 /** zod schema of the mission's work-session document. */
 export const WorkSessionsDocSchema = z.strictObject({
   schemaVersion: z.literal(WORK_SESSION_SCHEMA_VERSION),
   missionId: z.string().min(1).max(128),
-  open: z.array(OpenSessionSchema).max(1024),
-  closed: z.array(ClosedSessionSchema).max(WORK_SESSION_HISTORY),
+  open: z.array(WorkSessionRecordSchema).max(1024),
+  closed: z.array(ClosedWorkSessionRecordSchema).max(WORK_SESSION_HISTORY),
   closedCount: count,
   closedSinceAudit: count,
   lastAudit: z.strictObject({ at: count, note: z.string().max(4096).nullable() }).nullable(),
 });
 
 /** An open work session as stored. */
-export type WorkSessionRecord = z.infer<typeof OpenSessionSchema>;
+export type WorkSessionRecord = z.infer<typeof WorkSessionRecordSchema>;
 /** A closed work session as stored. */
-export type ClosedWorkSessionRecord = z.infer<typeof ClosedSessionSchema>;
+export type ClosedWorkSessionRecord = z.infer<typeof ClosedWorkSessionRecordSchema>;
 /** A mission's work-session document. */
 export type WorkSessionsDoc = z.infer<typeof WorkSessionsDocSchema>;
 
