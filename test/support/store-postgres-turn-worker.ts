@@ -7,7 +7,7 @@
  *
  * Usage: store-postgres-turn-worker.ts <connection string> <schema> <worker index> <turns> <limit>
  */
-import { createScriptedBackend } from "@keel/backends";
+import { createScriptedBackend } from "@keel/backends/scripted";
 import { createKeel } from "@keel/runtime";
 import { createPostgresStore } from "@keel/store-postgres";
 

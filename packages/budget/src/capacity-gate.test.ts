@@ -85,4 +85,20 @@ describe("createCapacityGate", () => {
     expect((await gate.admit({ taskId: "" }))._unsafeUnwrapErr().code).toBe("invalid_input");
     expect((await gate.admit({ taskId: "t", budget: { tokens: -1 } }))._unsafeUnwrapErr().code).toBe("invalid_input");
   });
+
+  it("reads a no_session status without counters (none is taken for 0) and says the host's own recovery", async () => {
+    const gate = createCapacityGate({
+      sessions: { status: () => ({ state: "no_session" }) },
+      recovery: { noSession: "call keel.openWorkSession({ missionId, model })", capacityRefused: "close and reopen" },
+    });
+    const refused = (await gate.admit({ taskId: "t1", budget: {} }))._unsafeUnwrapErr();
+    expect(refused.code).toBe("no_session");
+    expect(refused.message).toContain("keel.openWorkSession");
+    expect(refused.details["recovery"]).toBe("call keel.openWorkSession({ missionId, model })");
+    const full = createCapacityGate({ sessions: source({ toolCalls: 5 }), maxToolCalls: 5, recovery: { capacityRefused: "close and reopen" } });
+    expect((await full.admit({ taskId: "t1", budget: {} }))._unsafeUnwrapErr().details).toMatchObject({ limit: "maxToolCalls", value: 5, recovery: "close and reopen" });
+    // An open session must give its counters.
+    const missing = createCapacityGate({ sessions: { status: () => ({ state: "open" }) } });
+    expect((await missing.admit({ taskId: "t1", budget: {} }))._unsafeUnwrapErr().code).toBe("invalid_input");
+  });
 });

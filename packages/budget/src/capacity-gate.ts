@@ -8,14 +8,23 @@ import { LimitsSchema, type Limits } from "./budget-dimensions.js";
  * `hygiene.status()` of `@keel/sessions` (`createHygiene`) returns this shape (and more fields,
  * which are ignored).
  */
-export interface CapacityStatus {
-  /** `open` while a work session is open, `no_session` otherwise. */
-  state: "open" | "no_session";
-  /** Tool calls made in the session so far. */
-  toolCalls: number;
-  /** Active minutes of the session so far (waiting on a checkpoint does not count). */
-  activeMinutes: number;
-}
+export type CapacityStatus =
+  | {
+      /** A work session is open. */
+      state: "open";
+      /** Tool calls made in the session so far. */
+      toolCalls: number;
+      /** Active minutes of the session so far (waiting on a checkpoint does not count). */
+      activeMinutes: number;
+    }
+  | {
+      /** No work session is open: there are no counters (any given are ignored, never read as 0). */
+      state: "no_session";
+      /** Ignored. */
+      toolCalls?: number;
+      /** Ignored. */
+      activeMinutes?: number;
+    };
 
 /**
  * The port a capacity gate reads: anything with a `status()` returning a {@link CapacityStatus},
@@ -34,6 +43,16 @@ export interface CapacityGateOptions {
   maxToolCalls?: number;
   /** Active minutes a session may last before budgeted tasks are refused. Default 180. */
   maxActiveMinutes?: number;
+  /**
+   * How to recover, as the refusals say it (in the message and `details.recovery`), so that a
+   * host can name its own action, e.g. `call keel.openWorkSession({ missionId, model })`.
+   */
+  recovery?: {
+    /** After `no_session`. Default: `open a work session, then admit the task again`. */
+    noSession?: string;
+    /** After `capacity_refused`. Default: `write a handoff, checkpoint and open a fresh session, then admit the task again`. */
+    capacityRefused?: string;
+  };
 }
 
 /** A task asking to be admitted. */
@@ -78,7 +97,10 @@ const OptionsSchema = z.strictObject({
     "sessions must have a status() method (e.g. createHygiene(...) of @keel/sessions)",
   ),
   maxToolCalls: z.number().int().positive().optional(),
-  maxActiveMinutes: z.number().int().positive().optional(),
+  maxActiveMinutes: z.number().positive().optional(),
+  recovery: z
+    .strictObject({ noSession: z.string().min(1).max(1024).optional(), capacityRefused: z.string().min(1).max(1024).optional() })
+    .optional(),
 });
 
 const RequestSchema = z.strictObject({
@@ -86,11 +108,10 @@ const RequestSchema = z.strictObject({
   budget: LimitsSchema.nullable().optional(),
 });
 
-const StatusSchema = z.looseObject({
-  state: z.enum(["open", "no_session"]),
-  toolCalls: z.number().int().nonnegative(),
-  activeMinutes: z.number().nonnegative(),
-});
+const StatusSchema = z.union([
+  z.looseObject({ state: z.literal("open"), toolCalls: z.number().int().nonnegative(), activeMinutes: z.number().nonnegative() }),
+  z.looseObject({ state: z.literal("no_session") }),
+]);
 
 /**
  * Creates a capacity gate over a work session's hygiene counters. Continuity is not hygiene: the
@@ -110,15 +131,19 @@ export function createCapacityGate(options: CapacityGateOptions): CapacityGate {
   const valid = validateOrThrow(OptionsSchema, options, "capacity gate options");
   const maxToolCalls = valid.maxToolCalls ?? 200;
   const maxActiveMinutes = valid.maxActiveMinutes ?? 180;
+  const recovery = {
+    noSession: valid.recovery?.noSession ?? "open a work session, then admit the task again",
+    capacityRefused: valid.recovery?.capacityRefused ?? "write a handoff, checkpoint and open a fresh session, then admit the task again",
+  };
   const readStatus = (): ResultAsync<CapacityStatus, KeelError> => readCapacityStatus(valid.sessions);
   const check = (taskId: string | null): ResultAsync<CapacityRemaining, KeelError> =>
     readStatus().andThen((status) => {
-      if (status.state !== "open") return errAsync(noSession(taskId));
+      if (status.state !== "open") return errAsync(noSession(taskId, recovery.noSession));
       const exceeded = [
         { limit: "maxToolCalls", value: maxToolCalls, current: status.toolCalls },
         { limit: "maxActiveMinutes", value: maxActiveMinutes, current: status.activeMinutes },
       ].filter((entry) => entry.current >= entry.value);
-      if (exceeded.length > 0) return errAsync(capacityRefused(taskId, exceeded));
+      if (exceeded.length > 0) return errAsync(capacityRefused(taskId, exceeded, recovery.capacityRefused));
       return okAsync({ toolCalls: maxToolCalls - status.toolCalls, activeMinutes: maxActiveMinutes - status.activeMinutes });
     });
   return Object.freeze({
@@ -156,22 +181,20 @@ function unwrapResult(value: unknown): Unwrapped {
   return { kind: "error", error: toKeelError(result.error, "unavailable", "reading the session status failed") };
 }
 
-function noSession(taskId: string | null): KeelError {
+function noSession(taskId: string | null, recovery: string): KeelError {
   const who = taskId === null ? "capacity was asked" : `task "${taskId}" declared a budget`;
-  return new KeelError(
-    "no_session",
-    `${who} but no work session is open: open a work session, then admit the task again (no session is never "unlimited")`,
-    { details: { taskId, recovery: "open a work session, then admit the task again" } },
-  );
+  return new KeelError("no_session", `${who} but no work session is open: ${recovery} (no session is never "unlimited")`, {
+    details: { taskId, recovery },
+  });
 }
 
-function capacityRefused(taskId: string | null, exceeded: { limit: string; value: number; current: number }[]): KeelError {
+function capacityRefused(taskId: string | null, exceeded: { limit: string; value: number; current: number }[], recovery: string): KeelError {
   const first = exceeded[0]!;
   const who = taskId === null ? "the session" : `task "${taskId}"`;
   return new KeelError(
     "capacity_refused",
     `${who} is refused: the work session reached ${first.limit} ${first.value} (at ${first.current}); ` +
-      `write a handoff, checkpoint and open a fresh session, then admit the task again`,
+      `${recovery}`,
     {
       details: {
         taskId,
@@ -179,7 +202,7 @@ function capacityRefused(taskId: string | null, exceeded: { limit: string; value
         value: first.value,
         current: first.current,
         exceeded: exceeded as unknown as JsonValue[],
-        recovery: "write a handoff, checkpoint and open a fresh session, then admit the task again",
+        recovery,
       },
     },
   );

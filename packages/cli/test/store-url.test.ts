@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { createScriptedBackend } from "@keel/backends";
+import { createScriptedBackend } from "@keel/backends/scripted";
 import { copyStore, openStoreUrl, parseStoreUrl, redactStoreUrl, runCli } from "@keel/cli";
 import { createKeel } from "@keel/runtime";
 import type { KeelStore } from "@keel/store";

@@ -125,6 +125,105 @@ export interface BackendTurnFailedEvent extends EventBase<"backend.turn.failed">
   message?: string;
 }
 
+/** `work.session.opened`: a work session was opened (or an open one continued with the same model). */
+export interface WorkSessionOpenedEvent extends EventBase<"work.session.opened"> {
+  missionId: string;
+  /** The role it covers, or `null` for the whole mission. */
+  role: string | null;
+  sessionId: string;
+  /** The model the session is pinned to (`null`: the backend's default). */
+  model: string | null;
+  /** True when the session was already open and is continued. */
+  continued: boolean;
+}
+
+/** `work.session.closed`: a work session was closed; its totals over its own window. */
+export interface WorkSessionClosedEvent extends EventBase<"work.session.closed"> {
+  missionId: string;
+  role: string | null;
+  sessionId: string;
+  model: string | null;
+  turns: number;
+  tasks: number;
+  /** Tokens of the turns that reported usage; `null` when none did (unknown, never 0). */
+  tokens: number | null;
+  toolCalls: number;
+  activeMinutes: number;
+  openedAt: number;
+  closedAt: number;
+}
+
+/**
+ * `work.session.turn`: a role turn ended, with or without an open work session. Usage is
+ * recorded for every turn; `sessionId` is `null` when no session was open (the turn is then in no
+ * session's figures), and unknown usage or tool calls stay `null`.
+ */
+export interface WorkSessionTurnEvent extends EventBase<"work.session.turn"> {
+  missionId: string;
+  role: string;
+  /** The session the turn was counted in, or `null`. */
+  sessionId: string | null;
+  model: string | null;
+  usage: Usage | null;
+  /** Input of every kind plus output, or `null` when unknown. */
+  tokens: number | null;
+  /** The backend's tool calls, or `null` when it did not report them. */
+  toolCalls: number | null;
+  wallMs: number;
+  /** The declared task, if any. */
+  taskId: string | null;
+}
+
+/** `work.session.model_mismatch`: a turn ran on a model other than the one its work session is pinned to. */
+export interface WorkSessionModelMismatchEvent extends EventBase<"work.session.model_mismatch"> {
+  missionId: string;
+  role: string;
+  sessionId: string;
+  /** The pinned model. */
+  expected: string | null;
+  /** The turn's model. */
+  actual: string | null;
+}
+
+/** `work.session.checkpoint`: a handoff was written and then the checkpoint counter reset. */
+export interface WorkSessionCheckpointEvent extends EventBase<"work.session.checkpoint"> {
+  missionId: string;
+  role: string;
+  sessionId: string;
+  /** The revision of the handoff written. */
+  handoffRevision: number;
+}
+
+/** `work.session.audit_due`: N work sessions (the cadence) closed without an audit. */
+export interface WorkSessionAuditDueEvent extends EventBase<"work.session.audit_due"> {
+  missionId: string;
+  closedSinceAudit: number;
+  /** The cadence: an audit is due after this many closed sessions. */
+  every: number;
+  lastAuditAt: number | null;
+}
+
+/** `work.session.audited`: an audit was recorded; the cadence starts again. */
+export interface WorkSessionAuditedEvent extends EventBase<"work.session.audited"> {
+  missionId: string;
+  /** Sessions closed since the previous audit, before this one reset the count. */
+  closedSinceAudit: number;
+  note: string | null;
+}
+
+/** `work.session.refused`: the capacity gate refused a budgeted turn (`no_session` or `capacity_refused`). */
+export interface WorkSessionRefusedEvent extends EventBase<"work.session.refused"> {
+  missionId: string;
+  role: string;
+  /** `no_session` or `capacity_refused`. */
+  code: string;
+  /** The limit reached (`maxToolCalls`, `maxActiveMinutes`), or `null` for `no_session`. */
+  limit: string | null;
+  /** The limit's value, or `null`. */
+  value: number | null;
+  taskId: string | null;
+}
+
 /**
  * The catalogue of Keel events, by dotted name. Packages emit exactly these; hosts subscribe by
  * name or to `'*'`.
@@ -151,6 +250,14 @@ export interface KeelEventMap {
   "transcript.compacted": TranscriptEvent<"transcript.compacted">;
   "transcript.navigated": TranscriptEvent<"transcript.navigated">;
   "backend.turn.failed": BackendTurnFailedEvent;
+  "work.session.opened": WorkSessionOpenedEvent;
+  "work.session.closed": WorkSessionClosedEvent;
+  "work.session.turn": WorkSessionTurnEvent;
+  "work.session.model_mismatch": WorkSessionModelMismatchEvent;
+  "work.session.checkpoint": WorkSessionCheckpointEvent;
+  "work.session.audit_due": WorkSessionAuditDueEvent;
+  "work.session.audited": WorkSessionAuditedEvent;
+  "work.session.refused": WorkSessionRefusedEvent;
 }
 
 /** A Keel event name. */

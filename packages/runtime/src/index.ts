@@ -8,3 +8,5 @@ export { RoleTurnInputSchema } from "./role-turn.js";
 export type { RoleTurnInput, RoleTurnResult, RuntimeWarning } from "./role-turn.js";
 export { createRoundRunner, readVerdict } from "./round.js";
 export type { RoundContext, RoundInput, RoundResult, RoundRoleInput } from "./round.js";
+export { RuntimeWorkSessionOptionsSchema, countToolCalls } from "./work-session-runtime.js";
+export type { KeelWorkSessions, RuntimeWorkSessionOptions } from "./work-session-runtime.js";

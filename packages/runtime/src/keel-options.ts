@@ -1,10 +1,11 @@
 import { SafeNameSchema, type Clock, type EventBus } from "@keel/core";
-import type { Backend } from "@keel/backends";
+import type { Backend } from "@keel/backend";
 import type { Limits } from "@keel/budget";
 import type { SessionLimits, SessionPolicy } from "@keel/sessions";
 import type { SkillLayer, SkillLibrary } from "@keel/skills";
 import type { KeelStore } from "@keel/store";
 import { z } from "zod";
+import { RuntimeWorkSessionOptionsSchema, type RuntimeWorkSessionOptions } from "./work-session-runtime.js";
 
 /** Budget limits the runtime applies to every turn. */
 export interface RuntimeBudgetOptions {
@@ -50,6 +51,8 @@ export interface KeelOptions {
   cwd?: string;
   /** The time limit of one backend turn in ms (default 600,000). */
   turnTimeoutMs?: number;
+  /** Work-session limits (capacity gate) and audit cadence. Default 200 tool calls, 180 active minutes, idle after 15, an audit every 3 sessions. */
+  workSessions?: RuntimeWorkSessionOptions;
 }
 
 const isObjectWith = (...methods: string[]) => (value: unknown) =>
@@ -88,4 +91,5 @@ export const KeelOptionsSchema: z.ZodType = z.strictObject({
   clock: z.custom<Clock>(isObjectWith("now"), "clock must have now()").optional(),
   cwd: z.string().min(1).refine((path) => path.startsWith("/") || /^[A-Za-z]:[\\/]/.test(path), "cwd must be an absolute path").optional(),
   turnTimeoutMs: z.number().int().positive().optional(),
+  workSessions: RuntimeWorkSessionOptionsSchema.optional(),
 });

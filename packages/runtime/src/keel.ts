@@ -1,5 +1,4 @@
-import { stat } from "node:fs/promises";
-import { isAbsolute, relative, resolve } from "node:path";
+import { resolve } from "node:path";
 import {
   KeelError,
   createEventBus,
@@ -12,11 +11,10 @@ import {
   validateOrThrow,
   type EventBus,
 } from "@keel/core";
-import type { Backend, TurnRequest as BackendTurnRequest, TurnResult as BackendTurnResult } from "@keel/backends";
+import type { Backend, BackendTurnRequest, BackendTurnResult } from "@keel/backend";
 import { actualsFromUsage, createBudget, type Budget, type BudgetScope, type Reservation } from "@keel/budget";
 import { createRoleSessions, type RoleSessions, type TurnOutcome, type TurnPlan } from "@keel/sessions";
 import {
-  SKILL_BACKEND_IDS,
   createSkillLibrary,
   renderSkillContract,
   stageSkills,
@@ -31,10 +29,13 @@ import { KeelOptionsSchema, type KeelOptions } from "./keel-options.js";
 import { buildRolePrompt, readReportLines } from "./prompt-builder.js";
 import { RoleTurnInputSchema, type RoleTurnInput, type RoleTurnResult, type RuntimeWarning } from "./role-turn.js";
 import { createRoundRunner, type RoundInput, type RoundResult } from "./round.js";
+import { readResumeState, writeResumeState } from "./internal/backend-thread-state.js";
+import { fileAccessEvents } from "./internal/file-access-events.js";
 import { scopeId } from "./internal/scope-id.js";
+import { createWorkSessionRuntime, type KeelWorkSessions } from "./work-session-runtime.js";
 
 /** A composed Keel runtime: sessions, skills, budget and backends over one store. */
-export interface Keel {
+export interface Keel extends KeelWorkSessions {
   /** The store everything is kept in. */
   readonly store: KeelStore;
   /** The bus every event goes to. */
@@ -54,7 +55,14 @@ export interface Keel {
    * the turn retried fresh from the capsule) → update the capsule → settle the budget → events.
    * Persistence and accounting warnings never change a successful result.
    *
-   * Errors: `invalid_input`, `budget_exceeded` (nothing ran), and the backend's own
+   * A turn with a declared `budget` first asks the capacity gate: `no_session` (no open work
+   * session: `openWorkSession` restores it) or `capacity_refused` (a work-session limit reached),
+   * and nothing runs. Every turn is counted in the work session covering its role, if any (tool
+   * calls from the backend's result, active minutes from its wall time), and recorded as a
+   * `work.session.turn` event either way. The mission checkpoint placeholder is created on the
+   * mission's first turn.
+   *
+   * Errors: `invalid_input`, `no_session`, `capacity_refused`, `budget_exceeded` (nothing ran), and the backend's own
    * (`backend_failed`, `timeout`, `aborted`, `unavailable`, `corrupt`, `resume_failed` when the
    * fresh retry failed too).
    */
@@ -106,12 +114,16 @@ export function createKeel(options: KeelOptions = {}): Keel {
         ? options.skills
         : createSkillLibrary({ ...options.skills, events }); // its clock must be the filesystem's: the system clock
   const budget = createBudget({ store, clock, events });
+  const workSessions = createWorkSessionRuntime({ store, events, clock, sessions, ...(options.workSessions ? { settings: options.workSessions } : {}) });
   const budgetOptions = options.budget ?? {};
   const reserveOutputTokens = budgetOptions.reserveOutputTokens ?? 4096;
 
-  const scopesFor = (missionId: string, role: string): BudgetScope => {
+  const scopesFor = (missionId: string, role: string, task?: { id: string | null; limits: RoleTurnInput["budget"] }): BudgetScope => {
     const mission = budget.scope(scopeId("mission", missionId), budgetOptions.mission ? { limits: budgetOptions.mission } : {});
-    return budget.scope(scopeId("role", role), { parents: [mission], ...(budgetOptions.role ? { limits: budgetOptions.role } : {}) });
+    const roleScope = budget.scope(scopeId("role", role), { parents: [mission], ...(budgetOptions.role ? { limits: budgetOptions.role } : {}) });
+    // A declared budget binds the task's own scope, a child of the role's.
+    if (!task?.limits) return roleScope;
+    return budget.scope(scopeId("task", `${missionId}.${task.id ?? role}`), { parents: [roleScope], limits: task.limits });
   };
 
   const runRoleTurn = (input: RoleTurnInput): ResultAsync<RoleTurnResult, KeelError> => {
@@ -135,22 +147,31 @@ export function createKeel(options: KeelOptions = {}): Keel {
     }
     let scope: BudgetScope;
     try {
-      scope = scopesFor(turn.missionId, turn.role);
+      scope = scopesFor(turn.missionId, turn.role, { id: turn.taskId ?? null, limits: turn.budget });
     } catch (error) {
       return errAsync(KeelError.is(error) ? error : new KeelError("invalid_input", String(error)));
     }
     const warnings: RuntimeWarning[] = [];
     const estimate = estimateTokens(`${turn.objective ?? ""}\n${turn.prompt}`) + reserveOutputTokens;
-    return scope
-      .reserve({ tokens: estimate, calls: 1, timeMs: turnTimeoutMs })
+    const startedAt = clock.now();
+    return workSessions
+      .admit({ missionId: turn.missionId, role: turn.role, taskId: turn.taskId ?? null, budget: turn.budget })
+      .andThen(() => workSessions.ensureMissionCheckpoint(turn.missionId, warnings))
+      .andThen(() => scope.reserve({ tokens: estimate, calls: 1, timeMs: turnTimeoutMs }))
       .andThen((reservation) =>
         resolveView(turn.role, backend, warnings).andThen((view) =>
           runSessionTurn(turn, backend, view, warnings)
             .andThen(({ result, plan, delivery, last }) =>
               settle(reservation, result.usage, turn.model ?? null, last?.durationMs ?? null, warnings)
-                .andThen(() => emitReads(turn, result.paths?.inspected ?? []))
+                .andThen(() => emitFileAccess(turn, last, result.paths?.inspected ?? []))
+                .andThen(() =>
+                  workSessions.recordTurn(
+                    { missionId: turn.missionId, role: turn.role, startedAt, endedAt: clock.now(), backendResult: last, usage: result.usage, model: turn.model ?? null, taskId: turn.taskId ?? null },
+                    warnings,
+                  ),
+                )
                 .map(
-                (): RoleTurnResult => ({
+                (workSessionId): RoleTurnResult => ({
                   text: result.text,
                   threadId: result.threadId,
                   usage: result.usage,
@@ -158,8 +179,11 @@ export function createKeel(options: KeelOptions = {}): Keel {
                   promptBytes: result.promptBytes,
                   plan,
                   durationMs: last?.durationMs ?? 0,
+                  fileAccess: last?.fileAccess ?? [],
+                  toolCalls: last?.toolCalls ?? 0,
                   skillDelivery: delivery,
                   warnings,
+                  workSessionId,
                 }),
               ),
             )
@@ -170,9 +194,8 @@ export function createKeel(options: KeelOptions = {}): Keel {
 
   const resolveView = (role: string, backend: Backend, warnings: RuntimeWarning[]): ResultAsync<SkillView | null, KeelError> => {
     if (!skills) return okAsync(null);
-    const known = (SKILL_BACKEND_IDS as readonly string[]).includes(backend.id);
     return skills
-      .resolve(role, known ? { backend: backend.id as (typeof SKILL_BACKEND_IDS)[number] } : {})
+      .resolve(role, { deliveryMode: backend.capabilities.skills })
       .map((view): SkillView | null => view)
       .orElse((error) => {
         warnings.push({ target: "skills", operation: "resolve", code: error.code, message: error.message });
@@ -216,17 +239,35 @@ export function createKeel(options: KeelOptions = {}): Keel {
         skillContract: contract && contract.isOk() ? contract.value : null,
       });
       if (prompt.isErr()) return errAsync(prompt.error);
-      const request: BackendTurnRequest = {
-        prompt: prompt.value.text,
-        cwd,
-        timeoutMs: turnTimeoutMs,
-        ...(turn.model ? { model: turn.model } : {}),
-        ...(plan.threadId ? { threadId: plan.threadId } : {}),
-        ...(delivery && delivery.skillPaths.length > 0 ? { skillPaths: delivery.skillPaths } : {}),
-      };
-      return backend.runTurn(request).map((result): TurnOutcome => {
-        last = result;
-        return { text: result.text, threadId: result.threadId, usage: result.usage, promptBytes: utf8Bytes(prompt.value.text), ...readReportLines(result.text) };
+      const promptText = prompt.value.text;
+      // The adapter's state for the thread (e.g. Codex's running usage total), kept from its last turn.
+      const kept = plan.threadId
+        ? readResumeState(store, turn.missionId, turn.role, backend.id, plan.threadId).orElse((error) => {
+            warnings.push({ target: "backend", operation: "read_resume_state", code: error.code, message: error.message });
+            return okAsync(undefined);
+          })
+        : okAsync(undefined);
+      return kept.andThen((resumeState) => {
+        const request: BackendTurnRequest = {
+          prompt: promptText,
+          cwd,
+          timeoutMs: turnTimeoutMs,
+          ...(turn.model ? { model: turn.model } : {}),
+          ...(plan.threadId ? { threadId: plan.threadId } : {}),
+          ...(plan.threadId && resumeState ? { resumeState } : {}),
+          ...(delivery && delivery.skillPaths.length > 0 ? { skillPaths: delivery.skillPaths } : {}),
+        };
+        return backend.runTurn(request).andThen((result) => {
+          last = result;
+          return writeResumeState(store, turn.missionId, turn.role, backend.id, result.threadId, result.resumeState)
+            .orElse((error) => {
+              warnings.push({ target: "backend", operation: "write_resume_state", code: error.code, message: error.message });
+              return okAsync(undefined);
+            })
+            .map(
+              (): TurnOutcome => ({ text: result.text, threadId: result.threadId, usage: result.usage, promptBytes: utf8Bytes(promptText), ...readReportLines(result.text) }),
+            );
+        });
       });
     };
     return staged.andThen(() =>
@@ -266,19 +307,19 @@ export function createKeel(options: KeelOptions = {}): Keel {
       });
   };
 
-  /** `agent.io.read` for every path the role reported inspecting, with its size when it lies inside `cwd`. */
-  const emitReads = (turn: { missionId: string; role: string }, inspected: readonly string[]): ResultAsync<void, KeelError> => {
-    const sizes = inspected.map((path) => {
-      const full = resolve(cwd, path);
-      const inside = !relative(cwd, full).startsWith("..") && !isAbsolute(relative(cwd, full));
-      return inside ? stat(full).then((stats) => (stats.isFile() ? stats.size : 0), () => 0) : Promise.resolve(0);
+  /**
+   * `agent.io.read` / `write` / `search` for what the agent really did (the backend's
+   * `fileAccess`), or, from a backend that shows no tool call, for the paths the role reported
+   * inspecting; paths relative to `cwd`.
+   */
+  const emitFileAccess = (
+    turn: { missionId: string; role: string },
+    last: BackendTurnResult | undefined,
+    inspected: readonly string[],
+  ): ResultAsync<void, KeelError> =>
+    ResultAsync.fromSafePromise(fileAccessEvents(cwd, turn, last, inspected)).map((accesses) => {
+      for (const access of accesses) events.emit(access);
     });
-    return ResultAsync.fromSafePromise(Promise.all(sizes)).map((bytes) => {
-      inspected.forEach((path, index) => {
-        events.emit({ type: "agent.io.read", role: turn.role, missionId: turn.missionId, path, bytes: bytes[index] ?? 0, skill: null });
-      });
-    });
-  };
 
   const runRound = createRoundRunner({ runRoleTurn, events });
 
@@ -291,6 +332,13 @@ export function createKeel(options: KeelOptions = {}): Keel {
     backendIds: [...backends.keys()],
     runRoleTurn,
     runRound,
+    openWorkSession: workSessions.openWorkSession,
+    closeWorkSession: workSessions.closeWorkSession,
+    workSession: workSessions.workSession,
+    checkpoint: workSessions.checkpoint,
+    writeHandoff: workSessions.writeHandoff,
+    recordAudit: workSessions.recordAudit,
+    workSessionMetrics: workSessions.workSessionMetrics,
     close: async () => {
       await sessions.close();
       if (ownStore) await store.close();

@@ -1,7 +1,9 @@
 import type { Usage } from "@keel/core";
+import { LimitsSchema, type Limits } from "@keel/budget";
 import type { SessionWarning, TurnPlan } from "@keel/sessions";
 import type { SkillDeliveryMode } from "@keel/skills";
 import { z } from "zod";
+import type { BackendFileAccess } from "@keel/backend";
 
 /** What {@link Keel.runRoleTurn} is asked. */
 export interface RoleTurnInput {
@@ -21,6 +23,14 @@ export interface RoleTurnInput {
   model?: string | null;
   /** The backend id (default: the runtime's default backend). */
   backend?: string;
+  /**
+   * The task's declared budget. With one, the turn needs an open work session with capacity
+   * left (the capacity gate: `no_session`, `capacity_refused`), and its limits bind the task's
+   * own budget scope. Without one, the turn runs as before.
+   */
+  budget?: Limits | null;
+  /** The task the turn works on (counted per work session; names the task's budget scope). */
+  taskId?: string | null;
 }
 
 /** zod schema of {@link RoleTurnInput}. */
@@ -33,6 +43,8 @@ export const RoleTurnInputSchema = z.strictObject({
   branch: z.string().min(1).max(512).nullable().optional(),
   model: z.string().min(1).max(256).nullable().optional(),
   backend: z.string().optional(),
+  budget: LimitsSchema.nullable().optional(),
+  taskId: z.string().min(1).max(200).nullable().optional(),
 });
 
 /** What a role turn produced. */
@@ -51,11 +63,20 @@ export interface RoleTurnResult {
   plan: TurnPlan;
   /** The backend's own time for the turn, in ms. */
   durationMs: number;
+  /**
+   * The file reads, writes and searches the agent's tool calls made in the turn, as the backend
+   * saw them (`BackendTurnResult.fileAccess`); `agent.io.*` events are emitted from these.
+   */
+  fileAccess: BackendFileAccess[];
+  /** How many tool calls the agent made in the turn (`BackendTurnResult.toolCalls`): what work-session hygiene counts. */
+  toolCalls: number;
   /** How the role's skills reached the backend, or `null` without skills. */
   skillDelivery: SkillDeliveryMode | null;
   /** Persistence and accounting warnings; none of them changed the result. */
   warnings: RuntimeWarning[];
+  /** The work session the turn was counted in, or `null` when none was open. */
+  workSessionId: string | null;
 }
 
 /** A warning of the runtime: a session persistence warning, or a budget settlement problem. */
-export type RuntimeWarning = SessionWarning | { target: "budget" | "skills"; operation: string; code: string; message: string };
+export type RuntimeWarning = SessionWarning | { target: "budget" | "skills" | "backend" | "work_session" | "checkpoint"; operation: string; code: string; message: string };

@@ -36,3 +36,29 @@ export { createRoleSessions } from "./role-sessions.js";
 export type { RoleSessionHandle, RoleSessions, RoleSessionsOptions } from "./role-sessions.js";
 export { DEFAULT_HYGIENE_LIMITS, createHygiene } from "./hygiene.js";
 export type { CheckpointResult, ClosedWorkSession, Hygiene, HygieneLimitName, HygieneLimits, HygieneOptions, HygieneState, HygieneStatus } from "./hygiene.js";
+export {
+  ClosedWorkSessionRecordSchema,
+  WORK_SESSION_HISTORY,
+  WORK_SESSION_MAX_TASK_IDS,
+  WORK_SESSION_SCHEMA_VERSION,
+  WorkSessionRecordSchema,
+  WorkSessionsDocSchema,
+  usageTokens,
+  workSessionKey,
+} from "./work-session-record.js";
+export type { ClosedWorkSessionRecord, WorkSessionRecord, WorkSessionTurn, WorkSessionsDoc } from "./work-session-record.js";
+export { DEFAULT_WORK_SESSION_LIMITS, auditOf, statusOf as workSessionStatusOf, viewOf } from "./work-session-status.js";
+export type { WorkSessionAudit, WorkSessionLimitName, WorkSessionLimits, WorkSessionStatus, WorkSessionView } from "./work-session-status.js";
+export { metricsOf, workSessionMetrics } from "./work-session-metrics.js";
+export type { WorkSessionMetrics, WorkSessionSlice, WorkSessionWindow } from "./work-session-metrics.js";
+export { createWorkSessions } from "./work-session.js";
+export type {
+  ClosedWorkSessionResult,
+  OpenWorkSessionInput,
+  RecordTurnInput,
+  RecordedTurn,
+  WorkSessionCheckpoint,
+  WorkSessionScope,
+  WorkSessions,
+  WorkSessionsOptions,
+} from "./work-session.js";

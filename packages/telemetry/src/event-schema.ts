@@ -51,7 +51,43 @@ export const RoundReviewCompletedEventSchema = EventBaseSchema.extend({
   policy: text.min(1).optional(),
 });
 
+const nullableText = text.min(1).nullable();
+const nullableCount = count.nullable();
+
+/** The fields of `work.session.opened` that telemetry reads. */
+export const WorkSessionOpenedEventSchema = EventBaseSchema.extend({
+  type: z.literal("work.session.opened"),
+  missionId: text.min(1),
+  role: nullableText,
+  sessionId: text.min(1),
+  model: nullableText,
+});
+
+/** The fields of `work.session.turn` that telemetry reads: unknown usage and tool calls are `null`, never 0. */
+export const WorkSessionTurnEventSchema = EventBaseSchema.extend({
+  type: z.literal("work.session.turn"),
+  missionId: text.min(1),
+  role: text.min(1),
+  sessionId: nullableText,
+  tokens: nullableCount,
+  toolCalls: nullableCount,
+  taskId: nullableText,
+});
+
+/** The fields of `work.session.closed`, `work.session.model_mismatch` and the audit events that telemetry reads. */
+export const WorkSessionMarkEventSchema = EventBaseSchema.extend({
+  type: z.enum(["work.session.closed", "work.session.model_mismatch", "work.session.audit_due", "work.session.audited"]),
+  missionId: text.min(1),
+  sessionId: text.min(1).optional(),
+});
+
 const CHECKED_TYPES: Record<string, z.ZodType> = {
+  "work.session.opened": WorkSessionOpenedEventSchema,
+  "work.session.turn": WorkSessionTurnEventSchema,
+  "work.session.closed": WorkSessionMarkEventSchema.extend({ sessionId: text.min(1) }),
+  "work.session.model_mismatch": WorkSessionMarkEventSchema.extend({ sessionId: text.min(1) }),
+  "work.session.audit_due": WorkSessionMarkEventSchema,
+  "work.session.audited": WorkSessionMarkEventSchema,
   "role.session.turn": RoleSessionTurnEventSchema,
   "agent.io.read": AgentIoEventSchema,
   "agent.io.write": AgentIoEventSchema,

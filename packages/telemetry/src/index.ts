@@ -29,3 +29,7 @@ export { DEFAULT_MAX_EVENT_BYTES, createJsonlEventSink } from "./jsonl-sink.js";
 export type { JsonlEventSink, JsonlEventSinkOptions } from "./jsonl-sink.js";
 export { renderReport } from "./report-render.js";
 export type { RenderReportOptions } from "./report-render.js";
+export { analyzeWorkSessions } from "./work-session-analysis.js";
+export type { AuditState, OutsideSessions, SessionSlice, TokenWindow, WorkSessionAnalysis } from "./work-session-analysis.js";
+export { NO_DATA, renderWorkSessionReport } from "./work-session-report.js";
+export { WorkSessionMarkEventSchema, WorkSessionOpenedEventSchema, WorkSessionTurnEventSchema } from "./event-schema.js";

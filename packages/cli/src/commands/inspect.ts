@@ -22,8 +22,10 @@ Options:
   --json    print one JSON document instead of the tree
   -h, --help
 
-Shows, as a tree: missions with their checkpoint and, per role, the capsule (thread binding:
-backend, model, branch, thread id; counters) and the handoff; budget ledgers with each scope's
+Shows, as a tree: missions with their checkpoint, their work sessions (open and last closed ones:
+scope, pinned model, turns, tasks, tokens, tool calls, active minutes, checkpoint counter, model
+mismatches; "no data" where a figure is unknown, never 0; the audit cadence) and, per role, the
+capsule (thread binding: backend, model, branch, thread id; counters) and the handoff; budget ledgers with each scope's
 limits, reserved, settled and remaining amounts; logs (event logs counted by event type); and any
 other document. Only reads: nothing in the store is changed. A damaged document is shown as
 CORRUPT in place.

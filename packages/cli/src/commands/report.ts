@@ -1,7 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { toKeelError, type KeelError } from "@keel/core";
-import { analyzeEvents, readEventsJsonl, renderReport } from "@keel/telemetry";
+import { analyzeEvents, analyzeWorkSessions, readEventsJsonl, renderReport, renderWorkSessionReport } from "@keel/telemetry";
 import { ResultAsync } from "neverthrow";
 import { CliUsageError, type CliCommand } from "../cli-command.js";
 import { paint, type CliIo } from "../cli-io.js";
@@ -19,7 +19,10 @@ Options:
   -h, --help
 
 Prints, per session policy: turns by action (fresh, resumed, rotated), rotations by reason,
-prompt bytes, input tokens, repeated reads and reviewer verdicts, then a per-role table. A torn
+prompt bytes, input tokens, repeated reads and reviewer verdicts, then a per-role table; then the
+work sessions: per session (over its own window) turns, tasks, hours, tokens, tool calls and model
+mismatches, "this session", the turns outside any session, the token window over the last 5
+sessions and the audits due. An unknown figure reads "no data", never 0. A torn
 last line (an interrupted write) is left out with a warning; damage anywhere else is an error.
 
 Exit codes: 0 reported, 1 the file is missing, damaged or the page cannot be written, 2 bad arguments.
@@ -62,6 +65,9 @@ export const reportCommand: CliCommand = {
     const text = renderReport(analysis.value, { format: "text", color: io.color });
     if (text.isErr()) return fail(io, text.error);
     io.stdout(text.value.endsWith("\n") ? text.value : `${text.value}\n`);
+    const work = analyzeWorkSessions(events);
+    if (work.isErr()) return fail(io, work.error);
+    io.stdout(`\n${renderWorkSessionReport(work.value)}`);
     if (typeof html === "string") {
       const page = renderReport(analysis.value, { format: "html" });
       if (page.isErr()) return fail(io, page.error);

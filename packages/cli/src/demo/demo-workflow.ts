@@ -1,7 +1,7 @@
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { KeelError, totalInputTokens } from "@keel/core";
-import { createScriptedBackend } from "@keel/backends";
+import { createScriptedBackend } from "@keel/backends/scripted";
 import { createBudget } from "@keel/budget";
 import { createFsStore } from "@keel/store-fs";
 import { createCatalog, createWorkflowEngine, type ExecuteStage, type RunStatus } from "@keel/workflow";

@@ -1,4 +1,4 @@
-import { capsuleKey, checkpointKey, handoffKey } from "@keel/sessions";
+import { capsuleKey, checkpointKey, handoffKey, workSessionKey } from "@keel/sessions";
 
 /** A document key with what the listing said about it (`null` when unknown). */
 export interface DocumentKey {
@@ -19,6 +19,8 @@ export interface MissionKeys {
   id: string;
   checkpoint: DocumentKey | null;
   roles: RoleKeys[];
+  /** The mission's work-sessions document. */
+  workSessions: DocumentKey | null;
   other: DocumentKey[];
 }
 
@@ -42,13 +44,13 @@ const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
  * functions. Every key lands in exactly one place; the output is sorted by name. Pure.
  */
 export function classifyKeys(documents: readonly DocumentKey[]): ClassifiedKeys {
-  const missions = new Map<string, { checkpoint: DocumentKey | null; roles: Map<string, RoleKeys>; other: DocumentKey[] }>();
+  const missions = new Map<string, { checkpoint: DocumentKey | null; roles: Map<string, RoleKeys>; workSessions: DocumentKey | null; other: DocumentKey[] }>();
   const ledgers: DocumentKey[] = [];
   const other: DocumentKey[] = [];
   const missionOf = (id: string) => {
     let mission = missions.get(id);
     if (!mission) {
-      mission = { checkpoint: null, roles: new Map(), other: [] };
+      mission = { checkpoint: null, roles: new Map(), workSessions: null, other: [] };
       missions.set(id, mission);
     }
     return mission;
@@ -66,6 +68,7 @@ export function classifyKeys(documents: readonly DocumentKey[]): ClassifiedKeys 
     if (first === "missions" && missionId !== undefined) {
       const mission = missionOf(missionId);
       if (sameKey(document.key, checkpointKey(missionId))) mission.checkpoint = document;
+      else if (sameKey(document.key, workSessionKey(missionId))) mission.workSessions = document;
       else if (role !== undefined && sameKey(document.key, capsuleKey(missionId, role))) roleOf(mission, role).capsule = document;
       else if (role !== undefined && sameKey(document.key, handoffKey(missionId, role))) roleOf(mission, role).handoff = document;
       else mission.other.push(document);
@@ -83,6 +86,7 @@ export function classifyKeys(documents: readonly DocumentKey[]): ClassifiedKeys 
         id,
         checkpoint: mission.checkpoint,
         roles: [...mission.roles.values()].sort((a, b) => byText(a.role, b.role)),
+        workSessions: mission.workSessions,
         other: mission.other.sort(keyOrder),
       })),
     ledgers: ledgers.sort(keyOrder),

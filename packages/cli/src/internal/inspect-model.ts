@@ -1,5 +1,6 @@
 import type { BudgetDimension, ScopeLimit } from "@keel/budget";
 import type { Capsule, HandoffRecord, MissionCheckpoint } from "@keel/sessions";
+import type { WorkSessionsInspection } from "./inspect-work-sessions.js";
 
 /**
  * One document as `keel inspect` read it: its value checked against its package's schema
@@ -30,6 +31,8 @@ export interface MissionInspection {
   id: string;
   checkpoint: DocumentSection<MissionCheckpoint> | null;
   roles: RoleInspection[];
+  /** The mission's work sessions (open ones, the last closed ones, the audit cadence), or `null` when none was ever opened. */
+  workSessions: DocumentSection<WorkSessionsInspection> | null;
   otherDocuments: OtherDocument[];
 }
 
@@ -92,6 +95,6 @@ export interface StoreInspection {
 
 /** How many documents, ledgers and logs of an inspection are damaged. Pure. */
 export function countDamaged(inspection: StoreInspection): number {
-  const sections = inspection.missions.flatMap((mission) => [mission.checkpoint, ...mission.roles.flatMap((role) => [role.capsule, role.handoff])]);
+  const sections = inspection.missions.flatMap((mission) => [mission.checkpoint, mission.workSessions, ...mission.roles.flatMap((role) => [role.capsule, role.handoff])]);
   return [...sections, ...inspection.budgets, ...inspection.logs].filter((section) => section?.status === "corrupt").length;
 }

@@ -11,6 +11,7 @@ import { classifyKeys, type DocumentKey, type MissionKeys } from "./inspect-keys
 import { inspectLog } from "./inspect-logs.js";
 import type { DocumentSection, InspectionWarning, LedgerInspection, LogInspection, MissionInspection, StoreInspection } from "./inspect-model.js";
 import { walkDocumentKeys } from "./inspect-walk.js";
+import { WorkSessionsDocSchema, workSessionsInspection } from "./inspect-work-sessions.js";
 
 const LIST_PAGE = 1_000;
 
@@ -104,7 +105,16 @@ async function inspectMission(store: KeelStore, mission: MissionKeys): Promise<M
   const checkpoint = await readSection(store, mission.checkpoint, MissionCheckpointSchema, "mission checkpoint", (value) =>
     value.missionId !== mission.id ? `belongs to mission "${value.missionId}"` : undefined,
   );
-  return { id: mission.id, checkpoint, roles, otherDocuments: mission.other.map(otherDocument) };
+  const workSessions = await readSection(store, mission.workSessions, WorkSessionsDocSchema, "work-sessions document", (value) =>
+    value.missionId !== mission.id ? `belongs to mission "${value.missionId}"` : undefined,
+  );
+  return {
+    id: mission.id,
+    checkpoint,
+    roles,
+    workSessions: workSessions?.status === "ok" ? { ...workSessions, value: workSessionsInspection(workSessions.value) } : workSessions,
+    otherDocuments: mission.other.map(otherDocument),
+  };
 }
 
 /**

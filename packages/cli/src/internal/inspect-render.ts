@@ -13,6 +13,7 @@ import type {
 } from "./inspect-model.js";
 import { formatCount, isoTime, plural, printable, shortText } from "./inspect-text.js";
 import { renderTree, type TreeNode } from "./inspect-tree.js";
+import { workSessionsNode } from "./inspect-work-sessions.js";
 
 type Style = Pick<CliIo, "color">;
 
@@ -80,7 +81,7 @@ function otherNodes(documents: readonly OtherDocument[]): TreeNode[] {
 }
 
 function missionNode(style: Style, mission: MissionInspection): TreeNode {
-  const children: TreeNode[] = [checkpointNode(style, mission.checkpoint)];
+  const children: TreeNode[] = [checkpointNode(style, mission.checkpoint), workSessionsNode(style, mission.workSessions)];
   for (const role of mission.roles) {
     children.push({ label: `role ${paint(style, "bold", printable(role.role))}`, children: [capsuleNode(style, role.capsule), handoffNode(style, role.handoff)] });
   }
