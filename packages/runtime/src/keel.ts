@@ -31,7 +31,9 @@ import { KeelOptionsSchema, type KeelOptions } from "./keel-options.js";
 import { buildRolePrompt, readReportLines } from "./prompt-builder.js";
 import { RoleTurnInputSchema, type RoleTurnInput, type RoleTurnResult, type RuntimeWarning } from "./role-turn.js";
 import { createRoundRunner, type RoundInput, type RoundResult } from "./round.js";
+import { createLateStore } from "./internal/late-store.js";
 import { scopeId } from "./internal/scope-id.js";
+import { createStoreWarningRelay } from "./internal/store-warnings.js";
 
 /** A composed Keel runtime: sessions, skills, budget and backends over one store. */
 export interface Keel {
@@ -82,7 +84,9 @@ export function createKeel(options: KeelOptions = {}): Keel {
   const clock = options.clock ?? systemClock;
   const events = options.events ?? createEventBus({ clock });
   const ownStore = options.store === undefined;
-  const store = options.store ?? createFsStore({ dir: resolve(options.dir ?? ".keel") });
+  // The filesystem store is opened last, once every other option has been validated: bad options never create `.keel/`.
+  const late = ownStore ? createLateStore() : undefined;
+  const store = options.store ?? late!.store;
   const cwd = options.cwd ?? process.cwd();
   const turnTimeoutMs = options.turnTimeoutMs ?? 600_000;
   const backends = toRegistry(options.backends);
@@ -281,6 +285,10 @@ export function createKeel(options: KeelOptions = {}): Keel {
   };
 
   const runRound = createRoundRunner({ runRoleTurn, events });
+  if (late) {
+    const dir = resolve(options.dir ?? ".keel");
+    late.open(createFsStore({ dir, onWarning: createStoreWarningRelay(events, dir) }));
+  }
 
   return {
     store,

@@ -1,5 +1,6 @@
 import type { BudgetDimension, ScopeLimit } from "@keel/budget";
 import type { Capsule, HandoffRecord, MissionCheckpoint } from "@keel/sessions";
+import type { QuarantineEntry } from "@keel/store";
 
 /**
  * One document as `keel inspect` read it: its value checked against its package's schema
@@ -87,6 +88,8 @@ export interface StoreInspection {
   logs: LogInspection[];
   /** Documents outside missions and budgets. */
   otherDocuments: OtherDocument[];
+  /** Damaged documents the store moved into its quarantine (kept, with the reason), oldest first. */
+  quarantined: QuarantineEntry[];
   warnings: InspectionWarning[];
 }
 
