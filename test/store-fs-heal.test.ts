@@ -32,7 +32,7 @@ function setup() {
 
 const warningsOf = (seen: KeelEvent[]) => seen.filter((event) => event.type === "role.session.warning");
 /** A turn's warnings about its capsule (a mission without a checkpoint warns about that on every turn, which is not what these tests are about). */
-const capsuleWarnings = (turn: { warnings: readonly { target: string }[] }) => turn.warnings.filter((warning) => warning.target === "capsule");
+const capsuleWarnings = <W extends { target: string }>(turn: { warnings: readonly W[] }) => turn.warnings.filter((warning) => warning.target === "capsule");
 
 describe("createKeel over a damaged filesystem store", () => {
   it("says when a capsule was served from its backup, and its next save continues above every version acknowledged", async () => {
