@@ -4,7 +4,10 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import { canonicalJson } from "@keel/core";
+import type { KeelStore } from "@keel/store";
 import { createFsStore } from "@keel/store-fs";
+import { encodeDocEnvelope } from "../packages/store-fs/src/internal/doc-envelope.js";
 import { afterAll, bench, describe } from "vitest";
 
 /**
@@ -16,6 +19,8 @@ import { afterAll, bench, describe } from "vitest";
  * Log append: every iteration appends 64 records of ~200 bytes, so rows compare directly.
  * Lease: one acquire + release (what a role turn pays with the default lingerMs 0) beside the two
  * durable writes it used to be and one durable doc put.
+ * Growth: a 4 KiB put beside its floor; listing 100 → 10,000 documents and reading back 1,000 →
+ * 100,000 log records, each beside the floor of reading and parsing the same data.
  */
 
 const writeFileAtomic = createRequire(import.meta.url)("write-file-atomic") as (file: string, data: string | Buffer) => Promise<void>;
@@ -36,7 +41,7 @@ let nextId = 0;
 afterAll(async () => {
   await store.close();
   rmSync(root, { recursive: true, force: true });
-});
+}, 300_000);
 
 let counter = 0;
 async function tmpFsyncRenameDirFsync(target: string, bytes: Buffer): Promise<void> {
@@ -153,3 +158,126 @@ describe("lease: acquire + release of one lease", () => {
     options,
   );
 });
+
+/** A 4 KiB document, the size the durable-put target is stated at. */
+const document4k = { objective: "ship the storage layer", notes: "n".repeat(4000), turn: 0 };
+const document4kBytes = Buffer.from(JSON.stringify(document4k));
+let version4k = 0;
+
+describe("doc put: 4 KiB JSON, durable (target: within 1.3x the atomic floor)", () => {
+  const options = { time: 3_000, warmupTime: 300 };
+  bench("tmp + fsync + rename + dir fsync (atomic floor)", () => tmpFsyncRenameDirFsync(path.join(root, "floor-4k.json"), document4kBytes), options);
+  bench("write-file-atomic (no dir fsync)", () => writeFileAtomic(path.join(root, "atomic-4k.json"), document4kBytes), options);
+  bench(
+    "@keel/store-fs docs.put 4 KiB (CAS + lock + .bak)",
+    async () => {
+      const result = await store.docs.put(["bench", "doc-4k"], { ...document4k, turn: version4k }, version4k === 0 ? { create: true } : { expectedVersion: version4k });
+      version4k = result._unsafeUnwrap().version;
+    },
+    options,
+  );
+});
+
+/**
+ * Listing growth: N documents of ~300 bytes in one directory, written as the store writes them
+ * (envelopes, without fsync: only reading is measured). The floor reads and parses every file.
+ * Target: the whole listing (default pages of 100) within 2x the floor at 10,000.
+ */
+function documentTree(count: number): { dir: string; documents: string } {
+  const dir = path.join(root, `list-${count}`);
+  const documents = path.join(dir, "docs");
+  fs.mkdirSync(documents, { recursive: true });
+  for (let index = 0; index < count; index++) {
+    const key = ["docs", `d${String(index).padStart(6, "0")}`];
+    const value = { index, text: "t".repeat(200) };
+    const text = encodeDocEnvelope({ key, version: 1, updatedAt: new Date(0).toISOString(), deleted: false, value, valueText: canonicalJson(value) });
+    fs.writeFileSync(path.join(documents, `${key[1]}.json`), text);
+  }
+  return { dir, documents };
+}
+
+for (const count of [100, 1_000, 10_000]) {
+  describe(`docs.list: ${count.toLocaleString("en-US")} documents, every page`, () => {
+    const options = { time: count >= 10_000 ? 4_000 : 1_500, warmupTime: 200, iterations: 3 };
+    const tree = documentTree(count);
+    const listing = createFsStore({ dir: tree.dir });
+    afterAll(() => listing.close());
+    bench(
+      "floor: readdir + read + JSON.parse every file",
+      () => {
+        for (const name of fs.readdirSync(tree.documents)) JSON.parse(fs.readFileSync(path.join(tree.documents, name), "utf8"));
+      },
+      options,
+    );
+    bench(
+      "@keel/store-fs docs.list, pages of 100",
+      async () => {
+        let after: string | undefined;
+        let seen = 0;
+        do {
+          const page = (await listing.docs.list(["docs"], after === undefined ? {} : { after }))._unsafeUnwrap();
+          seen += page.items.length;
+          after = page.next;
+        } while (after !== undefined);
+        if (seen !== count) throw new Error(`listed ${seen} of ${count}`);
+      },
+      options,
+    );
+  });
+}
+
+/**
+ * Log read-back growth: N records of ~200 bytes appended in batches of 1,000. The floor reads
+ * the file and parses every line. Target: a read of the whole log within 2x the floor; a new
+ * store instance opening the log (its first read scans it once) is shown beside.
+ */
+async function filledLog(count: number): Promise<{ dir: string; file: string }> {
+  const dir = path.join(root, `log-${count}`);
+  const writer = createFsStore({ dir });
+  for (let start = 0; start < count; start += 1_000) {
+    const batch = Array.from({ length: Math.min(1_000, count - start) }, (_, offset) => ({ id: `r${start + offset}`, value: record(start + offset) }));
+    (await writer.logs.append(["runs", "big"], batch))._unsafeUnwrap();
+  }
+  await writer.close();
+  return { dir, file: path.join(dir, "runs", "big.jsonl") };
+}
+
+const logCounts = [1_000, 10_000, 100_000];
+const filledLogs = await Promise.all(logCounts.map(filledLog));
+for (const [position, count] of logCounts.entries()) {
+  describe(`logs.read: ${count.toLocaleString("en-US")} records, all of them`, () => {
+    const options = { time: count >= 100_000 ? 4_000 : 1_500, warmupTime: 200, iterations: 3 };
+    const log = filledLogs[position]!;
+    let warm: KeelStore | undefined;
+    afterAll(() => warm?.close());
+    bench(
+      "floor: read the file + JSON.parse every line",
+      () => {
+        const text = fs.readFileSync(log.file, "utf8");
+        let records = 0;
+        for (const line of text.split("\n")) if (line.length > 0) (JSON.parse(line), records++);
+        if (records !== count + 1) throw new Error(`parsed ${records} lines`);
+      },
+      options,
+    );
+    bench(
+      "@keel/store-fs logs.read (log indexed by this instance)",
+      async () => {
+        warm ??= createFsStore({ dir: log.dir });
+        const records = (await warm.logs.read(["runs", "big"]))._unsafeUnwrap();
+        if (records.length !== count) throw new Error(`read ${records.length}`);
+      },
+      options,
+    );
+    bench(
+      "@keel/store-fs open + logs.read (a new instance scans the log once)",
+      async () => {
+        const fresh = createFsStore({ dir: log.dir });
+        const records = (await fresh.logs.read(["runs", "big"]))._unsafeUnwrap();
+        await fresh.close();
+        if (records.length !== count) throw new Error(`read ${records.length}`);
+      },
+      options,
+    );
+  });
+}

@@ -15,6 +15,8 @@
  */
 import { writeSync } from "node:fs";
 import { createFsStore } from "@keel/store-fs";
+import { nodeFsIo, type FsIo } from "../../packages/store-fs/src/internal/fs-io.js";
+import { openFsStore } from "../../packages/store-fs/src/internal/open-fs-store.js";
 import { CRASH_DOCS, CRASH_LEASE, CRASH_LOG_LIMIT, CRASH_LOGS, docValue, hash, recordValue } from "./store-fs-crash-model.js";
 
 const [dir, runArgument, seedText] = process.argv.slice(2);
@@ -50,7 +52,20 @@ const fail = (what: string, error: unknown): never => {
 say("loaded");
 await new Promise((resolve) => process.stdin.once("data", resolve));
 process.stdin.pause();
-const store = createFsStore({ dir, lockWaitMs: 60_000 });
+/**
+ * `KEEL_CRASH_SLOW_WRITES=1`: a disk that takes its time with big writes (at most 4 KiB per
+ * `write`, a millisecond between them for writes over 16 KiB), so that a kill lands inside a log
+ * batch's write often and leaves a torn tail, which the next run and check() must repair. The
+ * bytes and their order are the real ones; only the window is wider.
+ */
+const slowIo: FsIo = {
+  ...nodeFsIo,
+  writeSync: (fd, buffer, offset, length, position) => {
+    if (length > 16 * 1024) Atomics.wait(pause, 0, 0, 1);
+    return nodeFsIo.writeSync(fd, buffer, offset, Math.min(length, 4096), position);
+  },
+};
+const store = process.env.KEEL_CRASH_SLOW_WRITES === "1" ? openFsStore({ dir, lockWaitMs: 60_000 }, slowIo) : createFsStore({ dir, lockWaitMs: 60_000 });
 
 async function docWorker(name: string): Promise<never> {
   const key = ["crash", name];

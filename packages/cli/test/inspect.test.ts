@@ -131,17 +131,18 @@ describe("keel inspect on a store written by the real packages", () => {
 });
 
 describe("keel inspect on damaged stores", () => {
-  it("shows a capsule damaged beyond its backup as CORRUPT, finding the keys by walking the directory", async () => {
+  it("shows a capsule damaged beyond its backup as CORRUPT, listed beside the good documents", async () => {
     // The planner's capsule was written once: it has no .bak to fall back on.
     writeFileSync(path.join(storeDir, "missions/m1/role-sessions/planner.json"), "garbage{\n");
     const io = captureIo();
     expect(await runCli(["inspect", storeDir], io)).toBe(0);
     expect(io.out).toMatch(/role planner\n.*capsule CORRUPT \(corrupt\) missions\/m1\/role-sessions\/planner: /);
     expect(io.out).toContain("thread: backend codex, model gpt-5"); // the engineer is still shown
-    expect(io.out).toContain("listing-failed");
+    // The store's listing reports the damaged document beside the good ones: nothing is walked around it.
+    expect(io.out).not.toContain("listing-failed");
     expect(io.err).toContain("1 damaged entry");
     const inspection = await inspectJson();
-    expect(inspection.keysFrom).toBe("directory");
+    expect(inspection.keysFrom).toBe("list");
     expect(inspection.missions[0]?.roles[1]).toMatchObject({ role: "planner", capsule: { status: "corrupt", code: "corrupt" } });
     expect(inspection.budgets[0]?.status).toBe("ok");
   });
@@ -152,6 +153,21 @@ describe("keel inspect on damaged stores", () => {
     expect(inspection.keysFrom).toBe("list");
     expect(inspection.missions[0]?.roles[0]?.capsule).toMatchObject({ status: "ok", version: 2 });
     expect(inspection.warnings.map((warning) => warning.type)).toContain("served-backup");
+  });
+
+  it("lists what check({ repair: true }) moved into quarantine, with the reason and where it is kept", async () => {
+    const file = path.join(storeDir, "missions/m1/role-sessions/planner.json");
+    writeFileSync(file, "garbage{\n");
+    const store = createFsStore({ dir: storeDir });
+    const report = (await store.check({ repair: true }))._unsafeUnwrap();
+    await store.close();
+    expect(report.repaired).toEqual([expect.objectContaining({ action: "quarantined", location: file })]);
+    const inspection = await inspectJson();
+    expect(inspection.quarantined).toEqual([expect.objectContaining({ key: ["missions", "m1", "role-sessions", "planner"], from: file, reason: expect.stringContaining("damaged") })]);
+    const io = captureIo();
+    expect(await runCli(["inspect", storeDir], io)).toBe(0);
+    expect(io.out).toMatch(/quarantined \(1\)\n.*missions\/m1\/role-sessions\/planner: the document and its backup were damaged/);
+    expect(io.out).toContain(`kept in ${inspection.quarantined[0]!.location}`);
   });
 
   it("marks documents that are not what their key promises as CORRUPT", async () => {

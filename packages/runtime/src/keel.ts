@@ -33,6 +33,8 @@ import { readResumeState, writeResumeState } from "./internal/backend-thread-sta
 import { fileAccessEvents } from "./internal/file-access-events.js";
 import { scopeId } from "./internal/scope-id.js";
 import { createWorkSessionRuntime, type KeelWorkSessions } from "./work-session-runtime.js";
+import { createLateStore } from "./internal/late-store.js";
+import { createStoreWarningRelay } from "./internal/store-warnings.js";
 
 /** A composed Keel runtime: sessions, skills, budget and backends over one store. */
 export interface Keel extends KeelWorkSessions {
@@ -90,7 +92,9 @@ export function createKeel(options: KeelOptions = {}): Keel {
   const clock = options.clock ?? systemClock;
   const events = options.events ?? createEventBus({ clock });
   const ownStore = options.store === undefined || typeof options.store === "string";
-  const store = typeof options.store === "string" ? openStoreUrl(options.store, options.openStore) : (options.store ?? createFsStore({ dir: resolve(options.dir ?? ".keel") }));
+  // The filesystem store is opened last, once every other option has been validated: bad options never create `.keel/`.
+  const late = options.store === undefined ? createLateStore() : undefined;
+  const store = typeof options.store === "string" ? openStoreUrl(options.store, options.openStore) : (options.store ?? late!.store);
   const cwd = options.cwd ?? process.cwd();
   const turnTimeoutMs = options.turnTimeoutMs ?? 600_000;
   const backends = toRegistry(options.backends);
@@ -322,6 +326,10 @@ export function createKeel(options: KeelOptions = {}): Keel {
     });
 
   const runRound = createRoundRunner({ runRoleTurn, events });
+  if (late) {
+    const dir = resolve(options.dir ?? ".keel");
+    late.open(createFsStore({ dir, onWarning: createStoreWarningRelay(events, dir) }));
+  }
 
   return {
     store,

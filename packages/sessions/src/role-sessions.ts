@@ -1,5 +1,6 @@
 import { createEventBus, newId, parseSafeName, systemClock, validate, validateFast, validateOrThrow, type Clock, type EventBus, type KeelError } from "@keel/core";
 import type { KeelStore } from "@keel/store";
+import { MAX_DURATION_MS } from "@keel/store/kit";
 import { errAsync, type Result, type ResultAsync } from "neverthrow";
 import { z } from "zod";
 import type { Capsule } from "./capsule-schema.js";
@@ -119,9 +120,10 @@ const OptionsSchema = z.strictObject({
     .optional(),
   lease: z
     .strictObject({
-      ttlMs: z.number().int().min(100).optional(),
-      waitMs: z.number().int().nonnegative().optional(),
-      lingerMs: z.number().int().nonnegative().optional(),
+      // Bounded like every store duration: a longer one would overflow the keeper's timers.
+      ttlMs: z.number().int().min(100).max(MAX_DURATION_MS).optional(),
+      waitMs: z.number().int().nonnegative().max(MAX_DURATION_MS).optional(),
+      lingerMs: z.number().int().nonnegative().max(MAX_DURATION_MS).optional(),
     })
     .optional(),
 });

@@ -1,11 +1,15 @@
 import type { Clock } from "@keel/core";
+import { MAX_DURATION_MS } from "@keel/store/kit";
 import { z } from "zod";
 
 /**
  * Something the filesystem store noticed and handled on its own, reported through
  * {@link FsStoreOptions.onWarning}:
  * - `served-backup`: a document file was corrupt or missing and its `.bak` was served instead
- *   (`check({ repair: true })` restores the file from it);
+ *   (`check({ repair: true })` restores the file from it); the version went back to the
+ *   backup's, and the next write continues above every version acknowledged before;
+ * - `quarantined`: a damaged document's bytes were moved into `_keel/quarantine/` (by a write
+ *   over the damaged key, or by `check({ repair: true })`);
  * - `truncated-tail`: a torn last log batch (a crash mid-write, never acknowledged) was cut off
  *   before the next append;
  * - `took-over-stale-lock`: a lock whose holder died (or that was older than `lockStaleMs`) was
@@ -16,7 +20,7 @@ import { z } from "zod";
  *   stale later).
  */
 export interface FsStoreWarning {
-  type: "served-backup" | "truncated-tail" | "took-over-stale-lock" | "lock-lost" | "lock-release-failed";
+  type: "served-backup" | "quarantined" | "truncated-tail" | "took-over-stale-lock" | "lock-lost" | "lock-release-failed";
   /** The file concerned. */
   location: string;
   message: string;
@@ -41,6 +45,14 @@ export interface FsStoreOptions {
   lockStaleMs?: number;
   /** How long an operation waits for a key locked by another process before `unavailable`. Default 10,000 ms. */
   lockWaitMs?: number;
+  /**
+   * Permission bits of the files the store creates. Default `0o600` (owner only): capsules,
+   * handoffs, ledgers and logs hold model output and repository paths. `0o640` or `0o644` share
+   * them; the process umask still applies.
+   */
+  fileMode?: number;
+  /** Permission bits of the directories the store creates. Default `0o700` (owner only). */
+  directoryMode?: number;
   /** Called for each {@link FsStoreWarning}; a throwing listener is ignored. */
   onWarning?: (warning: FsStoreWarning) => void;
 }
@@ -50,7 +62,9 @@ export const FsStoreOptionsSchema = z.strictObject({
   dir: z.string().min(1, "dir must be a directory path"),
   clock: z.custom<Clock>((value) => typeof (value as Clock | undefined)?.now === "function", "clock must have now()").optional(),
   maxValueBytes: z.number().int().positive().optional(),
-  lockStaleMs: z.number().int().min(100).optional(),
-  lockWaitMs: z.number().int().nonnegative().optional(),
+  lockStaleMs: z.number().int().min(100).max(MAX_DURATION_MS).optional(),
+  lockWaitMs: z.number().int().nonnegative().max(MAX_DURATION_MS).optional(),
+  fileMode: z.number().int().min(0).max(0o777).optional(),
+  directoryMode: z.number().int().min(0).max(0o777).optional(),
   onWarning: z.custom<(warning: FsStoreWarning) => void>((value) => typeof value === "function", "onWarning must be a function").optional(),
 });

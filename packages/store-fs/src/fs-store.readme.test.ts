@@ -28,7 +28,7 @@ it("runs the README example", async () => {
   const report = await store.check({ repair: true });
   // --- end of the example ---
 
-  expect(report.isOk() && report.value).toEqual({ ok: true, repaired: [], problems: [] });
+  expect(report.isOk() && report.value).toEqual({ ok: true, repaired: [], problems: [], quarantined: [] });
   expect(JSON.parse(readFileSync(path.join(dir, "missions", "m1", "role-sessions", "engineer.json"), "utf8")).value).toEqual({ turns: 1 });
   expect(JSON.parse(readFileSync(path.join(dir, "missions", "m1", "role-sessions", "engineer.json.bak"), "utf8")).value).toEqual({ turns: 0 });
   expect((await store.logs.read(["runs", "r1"]))._unsafeUnwrap().map((record) => record.id).sort()).toEqual(["call-0", "call-1"]);

@@ -86,7 +86,7 @@ describe("documents on disk", () => {
     expect(existsSync(path.join(dir, "x.json~", "y.json"))).toBe(true);
   });
 
-  it("serves a damaged document from its .bak, reports it, and check({ repair: true }) restores the file", async () => {
+  it("serves a damaged document from its .bak, says so, and check({ repair: true }) restores it at a version above every acknowledged one", async () => {
     const dir = tempDir();
     const { store, warnings } = open(dir);
     await value(store.docs.put(["d"], { n: 1 }, { create: true }));
@@ -95,55 +95,118 @@ describe("documents on disk", () => {
     const text = readFileSync(file, "utf8");
     writeFileSync(file, text.slice(0, text.length / 2));
     const served = await value(store.docs.get(["d"]));
-    expect(served).toMatchObject({ value: { n: 1 }, version: 1 });
+    expect(served).toMatchObject({ value: { n: 1 }, version: 1, recovered: { from: "backup", location: file } });
     expect(warnings.map((warning) => [warning.type, warning.location])).toEqual([["served-backup", file]]);
+    expect(warnings[0]?.message).toContain("went back from 2");
     const report = await value(store.check());
     expect(report.ok).toBe(false);
     expect(report.problems).toEqual([expect.objectContaining({ code: "corrupt", location: file })]);
     const repaired = await value(store.check({ repair: true }));
     expect(repaired.repaired).toEqual([expect.objectContaining({ action: "restored-bak", location: file })]);
     expect(repaired.ok).toBe(true);
+    expect(repaired.quarantined).toEqual([expect.objectContaining({ key: ["d"], from: file })]);
+    // The damaged bytes are kept, byte for byte.
+    expect(readFileSync(path.join(repaired.quarantined![0]!.location, "d.json"), "utf8")).toBe(text.slice(0, text.length / 2));
     warnings.length = 0;
-    expect(await value(store.docs.get(["d"]))).toMatchObject({ value: { n: 1 }, version: 1 });
+    // Version 2 was acknowledged before the damage: the restored value comes back as version 3.
+    const restored = await value(store.docs.get(["d"]));
+    expect(restored).toMatchObject({ value: { n: 1 }, version: 3 });
+    expect(restored?.recovered).toBeUndefined();
     expect(warnings).toEqual([]);
+    expect(await failure(store.docs.put(["d"], { n: 9 }, { expectedVersion: 2 }))).toMatchObject({ code: "conflict" });
     expect((await value(store.check())).ok).toBe(true);
   });
 
-  it("counts an edited value as damage (checksum), and a write on a damaged file keeps the good backup", async () => {
+  it("continues a write over a served backup above every version ever acknowledged, keeping the damaged bytes", async () => {
     const dir = tempDir();
-    const { store } = open(dir);
+    const { store, warnings } = open(dir);
     await value(store.docs.put(["d"], { n: 1 }, { create: true }));
     await value(store.docs.put(["d"], { n: 2 }, { expectedVersion: 1 }));
     const file = path.join(dir, "d.json");
-    writeFileSync(file, readFileSync(file, "utf8").replace('"n": 2', '"n": 3'));
-    expect((await value(store.docs.get(["d"])))?.value).toEqual({ n: 1 });
-    await value(store.docs.put(["d"], { n: 4 }, { expectedVersion: 1 }));
-    expect(JSON.parse(readFileSync(`${file}.bak`, "utf8"))).toMatchObject({ version: 1, value: { n: 1 } });
-    expect(await value(store.docs.get(["d"]))).toMatchObject({ value: { n: 4 }, version: 2 });
+    const damaged = readFileSync(file, "utf8").replace('"n": 2', '"n": 3');
+    writeFileSync(file, damaged);
+    const served = await value(store.docs.get(["d"]));
+    expect(served).toMatchObject({ value: { n: 1 }, version: 1, recovered: { from: "backup" } });
+    // A CAS on the acknowledged version 2 is refused: the store serves version 1 now.
+    expect(await failure(store.docs.put(["d"], { n: 5 }, { expectedVersion: 2 }))).toMatchObject({ code: "conflict" });
+    const written = await value(store.docs.put(["d"], { n: 4 }, { expectedVersion: 1 }));
+    expect(written.version).toBe(3);
+    expect(JSON.parse(readFileSync(file, "utf8"))).toMatchObject({ version: 3, value: { n: 4 } });
+    expect(JSON.parse(readFileSync(`${file}.bak`, "utf8"))).toMatchObject({ version: 3, value: { n: 4 } });
+    expect(warnings.map((warning) => warning.type)).toEqual(["served-backup", "quarantined"]);
+    const report = await value(store.check());
+    expect(report.ok).toBe(true);
+    expect(report.quarantined).toHaveLength(1);
+    expect(readFileSync(path.join(report.quarantined![0]!.location, "d.json"), "utf8")).toBe(damaged);
+    expect(await value(store.docs.get(["d"]))).toMatchObject({ value: { n: 4 }, version: 3 });
+    // Damaged again right after the write over damage: the backup is the same version, nothing goes back.
+    writeFileSync(file, "{");
+    expect(await value(store.docs.get(["d"]))).toMatchObject({ value: { n: 4 }, version: 3 });
+    expect(await value(store.docs.put(["d"], { n: 6 }, { expectedVersion: 3 }))).toMatchObject({ version: 5 });
   });
 
-  it("answers corrupt with the location when a document and its backup are both damaged, at every entry point", async () => {
+  it("answers corrupt with the location when a document and its backup are both damaged; repair quarantines it and the key is writable again", async () => {
     const dir = tempDir();
     const { store } = open(dir);
     await value(store.docs.put(["m", "d"], { n: 1 }, { create: true }));
     await value(store.docs.put(["m", "d"], { n: 2 }, { expectedVersion: 1 }));
+    await value(store.docs.put(["m", "e"], { n: 1 }, { create: true }));
     const file = path.join(dir, "m", "d.json");
-    writeFileSync(file, "{");
+    writeFileSync(file, '{ "format": "keel.doc.v1", "key": ["m", "d"], "version": 2, "upda');
     writeFileSync(`${file}.bak`, "");
     for (const outcome of [
       store.docs.get(["m", "d"]),
-      store.docs.put(["m", "d"], 3, { unconditional: true }),
-      store.docs.delete(["m", "d"], { unconditional: true }),
-      store.docs.list(["m"]),
+      store.docs.put(["m", "d"], 3, { expectedVersion: 2 }),
+      store.docs.put(["m", "d"], 3, { create: true }),
+      store.docs.delete(["m", "d"], { expectedVersion: 2 }),
     ]) {
       const error = await failure(outcome as ResultAsync<unknown, KeelError>);
       expect(error.code).toBe("corrupt");
       expect(error.details.location).toBe(file);
     }
+    // The listing fails closed per entry: the damaged key beside the good one.
+    const page = await value(store.docs.list(["m"]));
+    expect(page.items.map((item) => item.key)).toEqual([["m", "e"]]);
+    expect(page.damaged).toEqual([expect.objectContaining({ key: ["m", "d"], location: file })]);
+    const found = await value(store.check());
+    expect(found.ok).toBe(false);
+    expect(found.problems).toEqual([expect.objectContaining({ code: "corrupt", location: file })]);
     const report = await value(store.check({ repair: true }));
-    expect(report.ok).toBe(false);
-    expect(report.problems).toEqual([expect.objectContaining({ code: "corrupt", location: file })]);
-    expect(readFileSync(file, "utf8")).toBe("{");
+    expect(report.ok).toBe(true);
+    expect(report.repaired).toEqual([expect.objectContaining({ action: "quarantined", location: file })]);
+    expect(report.quarantined).toEqual([expect.objectContaining({ key: ["m", "d"], from: file })]);
+    expect(readdirSync(report.quarantined![0]!.location).sort()).toEqual(["d.json", "d.json.bak", "reason.json"]);
+    expect(await value(store.docs.get(["m", "d"]))).toBeUndefined();
+    expect((await value(store.docs.list(["m"]))).damaged).toBeUndefined();
+    // A tombstone above version 2 (what the damaged file still showed): the next write is version 4.
+    expect(await value(store.docs.put(["m", "d"], 3, { create: true }))).toMatchObject({ version: 4 });
+  });
+
+  it("lets an unconditional put or delete replace a document damaged beyond its backup, keeping the damaged bytes in quarantine", async () => {
+    const dir = tempDir();
+    const { store, warnings } = open(dir);
+    for (const [name, write] of [
+      ["p", (key: string[]) => store.docs.put(key, { fresh: true }, { unconditional: true })],
+      ["q", (key: string[]) => store.docs.delete(key, { unconditional: true })],
+    ] as const) {
+      const key = ["m", name];
+      await value(store.docs.put(key, 1, { create: true }));
+      await value(store.docs.put(key, 2, { expectedVersion: 1 }));
+      const file = path.join(dir, "m", `${name}.json`);
+      writeFileSync(file, "garbage");
+      writeFileSync(`${file}.bak`, "more garbage");
+      await value(write(key) as ResultAsync<unknown, KeelError>);
+      expect(warnings.at(-1)).toMatchObject({ type: "quarantined", location: file });
+    }
+    // Nothing of the damaged files shows a version: the new one jumps above any count of writes (the epoch-ms time).
+    const replaced = await value(store.docs.get(["m", "p"]));
+    expect(replaced).toMatchObject({ value: { fresh: true } });
+    expect(replaced!.version).toBeGreaterThan(Date.now() - 60_000);
+    expect(await value(store.docs.get(["m", "q"]))).toBeUndefined();
+    const report = await value(store.check());
+    expect(report.ok).toBe(true);
+    expect(report.quarantined?.map((entry) => entry.key)).toEqual([["m", "p"], ["m", "q"]]);
+    expect(readFileSync(path.join(report.quarantined![0]!.location, "p.json"), "utf8")).toBe("garbage");
   });
 
   it("reads what another instance wrote, never a remembered older version, and gives each caller its own value", async () => {
@@ -303,8 +366,11 @@ describe("logs on disk", () => {
     const lines = readFileSync(logFile(dir), "utf8").trimEnd().split("\n").map((line) => JSON.parse(line));
     expect(lines).toEqual([expect.objectContaining({ format: "keel.log.v1", baseSeq: 2, deleted: true, end: true })]);
     expect(await value(store.logs.list([]))).toEqual([]);
-    expect(await value(store.logs.append(["runs", "r1"], [], { expectedSeq: 0 }))).toEqual({ lastSeq: 2, appended: 0, deduplicated: 0 });
-    expect(await value(store.logs.head(["runs", "r1"]))).toEqual({ lastSeq: 2 });
+    // An empty batch does not bring the deleted log back; the next record continues above its last seq.
+    expect(await value(store.logs.append(["runs", "r1"], [], { expectedSeq: 0 }))).toEqual({ lastSeq: 0, appended: 0, deduplicated: 0 });
+    expect(await value(store.logs.head(["runs", "r1"]))).toBeUndefined();
+    expect(await value(store.logs.list(["runs"]))).toEqual([]);
+    expect(await value(store.logs.append(["runs", "r1"], [{ id: "c", value: 3 }], { expectedSeq: 0 }))).toEqual({ lastSeq: 3, appended: 1, deduplicated: 0 });
     expect(await value(store.logs.list(["runs"]))).toEqual([["runs", "r1"]]);
   });
 });

@@ -2,9 +2,11 @@ export type {
   AcquireOptions,
   AppendOptions,
   AppendResult,
+  DamagedEntry,
   DeleteCondition,
   Doc,
   DocMeta,
+  DocPage,
   DocStore,
   Fence,
   FenceOption,
@@ -20,6 +22,8 @@ export type {
   LogStore,
   PageRequest,
   PutCondition,
+  QuarantineEntry,
+  RecoveredFrom,
   StoreCapabilities,
 } from "./ports.js";
 export { createMemoryStore } from "./memory-store.js";

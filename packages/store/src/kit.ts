@@ -7,6 +7,7 @@
  */
 export {
   DEFAULT_MAX_VALUE_BYTES,
+  MAX_DURATION_MS,
   MAX_KEY_DEPTH,
   MAX_RECORD_ID_LENGTH,
   compareKeyToCursor,
@@ -38,6 +39,7 @@ export {
   decideRelease,
   decideRenew,
   leaseHeld,
+  remainingTtl,
 } from "./rules.js";
 export type { DocState, LeaseState, LogState } from "./rules.js";
 export { pollUntil } from "./poll.js";

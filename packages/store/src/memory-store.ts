@@ -11,6 +11,7 @@ import {
   decideRelease,
   decideRenew,
   leaseHeld,
+  remainingTtl,
   type LeaseState,
 } from "./rules.js";
 import {
@@ -186,7 +187,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): KeelStore {
                     entry.records.push({ seq: entry.lastSeq, id: record.id, text: record.text, at });
                     entry.ids.set(record.id, record.text);
                   }
-                  if (fresh.length > 0 || !current || current.deleted) logs.set(path, entry);
+                  // An empty batch writes nothing: it never creates a log or brings back a deleted one.
+                  if (fresh.length === 0) return { lastSeq: current && !current.deleted ? current.lastSeq : 0, appended: 0, deduplicated };
+                  logs.set(path, entry);
                   return { lastSeq: entry.lastSeq, appended: fresh.length, deduplicated };
                 });
               }),
@@ -262,7 +265,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): KeelStore {
             validateRenewOptions(renewOptions).andThen(({ ttlMs }) => {
               const state = leases.get(parsed.name);
               const now = clock.now();
-              const ttl = ttlMs ?? Math.max(1, parsed.expiresAt - now);
+              const ttl = ttlMs ?? remainingTtl(parsed.expiresAt, now);
               return decideRenew(state, parsed, now, ttl).map((renewed) => {
                 leases.set(parsed.name, { holder: renewed.holder, token: renewed.token, expiresAt: renewed.expiresAt });
                 return renewed;

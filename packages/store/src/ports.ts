@@ -17,6 +17,23 @@ export interface Doc<T = JsonValue> {
   version: number;
   /** When the store wrote it (ISO 8601, the store's clock); informational only. */
   updatedAt: string;
+  /**
+   * Present only when the store could not read the document and served an earlier copy (the
+   * filesystem store's `.bak`): the value is older than the last acknowledged write, which is
+   * lost unless repaired. The store's next write of this key continues above every version it
+   * ever acknowledged, so a `{ expectedVersion }` from before the damage is a `conflict`.
+   */
+  recovered?: RecoveredFrom;
+}
+
+/** Where a {@link Doc} served from a backup came from, and why. */
+export interface RecoveredFrom {
+  /** What was served: the document's backup (the version before the last write). */
+  from: "backup";
+  /** The damaged (or missing) file. */
+  location: string;
+  /** What was wrong with it. */
+  problem: string;
 }
 
 /** A document's metadata, as listed. */
@@ -26,6 +43,29 @@ export interface DocMeta {
   updatedAt: string;
   /** Size of the stored JSON text in bytes. */
   bytes: number;
+  /** Present when the listed version is the document's backup (see {@link Doc.recovered}). */
+  recovered?: RecoveredFrom;
+}
+
+/**
+ * A listed key whose document cannot be read at all (it and its backup are damaged): reported
+ * beside the good entries instead of failing the whole listing. `get` on it is `corrupt`;
+ * `check({ repair: true })` or an unconditional write quarantines it.
+ */
+export interface DamagedEntry {
+  key: string[];
+  location: string;
+  problem: string;
+}
+
+/** One page of {@link DocStore.list}. */
+export interface DocPage {
+  /** The live, readable documents of the page, in key order. */
+  items: DocMeta[];
+  /** Keys of the page's range that cannot be read (omitted when there are none). */
+  damaged?: DamagedEntry[];
+  /** The cursor of the next page, when there is more. */
+  next?: string;
 }
 
 /**
@@ -71,6 +111,12 @@ export interface DocStore {
   /**
    * Writes a document under a condition. Returns the stored document with its new version.
    * Errors: `conflict`, `deleted`, `lease_lost` (fence), `too_large`, `invalid_input`.
+   *
+   * The value must be plain JSON: `undefined`, functions, symbols as values, bigints, non-finite
+   * numbers and class instances are `invalid_input`. Properties keyed by a symbol are not part
+   * of a JSON value and are left out, as `JSON.stringify` leaves them out (they are how code
+   * tags objects, not data). A document damaged beyond repair (the filesystem store's file and
+   * backup both) is `corrupt`, except for `{ unconditional: true }`, which replaces it.
    */
   put(key: Key, value: JsonValue, condition: PutCondition & FenceOption): ResultAsync<Doc, KeelError>;
   /**
@@ -81,9 +127,11 @@ export interface DocStore {
   delete(key: Key, condition: DeleteCondition & FenceOption): ResultAsync<boolean, KeelError>;
   /**
    * Lists live documents whose key starts with `prefix` (any depth below it), in key order
-   * (segments compared as strings), a page at a time.
+   * (segments compared as strings), a page at a time. Fails closed per entry: a document that
+   * cannot be read is listed in `damaged` (and counts towards the page's `limit`), not skipped,
+   * and does not fail the listing.
    */
-  list(prefix: Key, page?: PageRequest): ResultAsync<{ items: DocMeta[]; next?: string }, KeelError>;
+  list(prefix: Key, page?: PageRequest): ResultAsync<DocPage, KeelError>;
 }
 
 /** One record of a log. */
@@ -125,6 +173,11 @@ export interface LogStore {
   /**
    * Appends records atomically (all or none). A record whose id exists with the same value is a
    * no-op (`deduplicated`); with a different value the whole append is `conflict`.
+   *
+   * An empty batch (or one whose records are all duplicates) writes nothing: it checks its
+   * `expectedSeq` and fence, then resolves with the log's current last seq (0 when the log does
+   * not exist or was deleted); it never creates a log or brings back a deleted one. Values
+   * follow the rules of {@link DocStore.put} (symbol-keyed properties left out).
    */
   append(log: Key, records: readonly LogRecordInput[], options?: AppendOptions): ResultAsync<AppendResult, KeelError>;
   /** Reads records in `seq` order, after `afterSeq` (default 0), at most `limit`. A missing log reads as empty. */
@@ -189,15 +242,36 @@ export interface StoreCapabilities {
 /** One repair made by {@link KeelStore.check}. */
 export interface IntegrityRepair {
   location: string;
-  action: "truncated-tail" | "restored-bak" | "removed-tmp" | "removed-stale-lock";
+  /**
+   * `restored-bak`: a damaged document's backup became its current value again (at a new
+   * version, the damaged file kept in quarantine); `quarantined`: a document damaged beyond its
+   * backup was moved into quarantine and its key left writable (a tombstone above every version
+   * it had).
+   */
+  action: "truncated-tail" | "restored-bak" | "quarantined" | "removed-tmp" | "removed-stale-lock";
   message: string;
 }
 
 /** One problem found by {@link KeelStore.check}. */
 export interface IntegrityProblem {
   location: string;
-  code: "corrupt" | "orphan" | "seq_gap" | "schema";
+  /** `link`: a symbolic link inside the store (the store never follows one; what it points at is not checked). */
+  code: "corrupt" | "orphan" | "seq_gap" | "schema" | "link";
   message: string;
+}
+
+/** Damaged bytes a store moved aside (kept, never deleted by the store), with the reason. */
+export interface QuarantineEntry {
+  /** The key of the document they belonged to. */
+  key: string[];
+  /** Where the damaged bytes are kept now (a directory of the filesystem store). */
+  location: string;
+  /** Where they were. */
+  from: string;
+  /** Why they were moved. */
+  reason: string;
+  /** When (ISO 8601, the store's clock). */
+  at: string;
 }
 
 /** What {@link KeelStore.check} found and repaired. */
@@ -206,6 +280,8 @@ export interface IntegrityReport {
   ok: boolean;
   repaired: IntegrityRepair[];
   problems: IntegrityProblem[];
+  /** Everything in the store's quarantine (this check's and earlier ones'), when the store keeps one. */
+  quarantined?: QuarantineEntry[];
 }
 
 /** A complete store: documents, logs and leases, with its capabilities. */

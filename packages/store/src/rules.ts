@@ -1,7 +1,7 @@
 import { KeelError } from "@keel/core";
 import { err, ok, type Result } from "neverthrow";
 import type { DeleteCondition, Fence, Lease, PutCondition } from "./ports.js";
-import { leaseLost, type EncodedRecord } from "./validation.js";
+import { MAX_DURATION_MS, leaseLost, type EncodedRecord } from "./validation.js";
 
 /**
  * The pure decisions every adapter shares, so that every store means the same thing by
@@ -140,9 +140,23 @@ export function decideAcquire(
 export function leaseHeld(held: Lease, waitedMs: number): KeelError {
   return new KeelError(
     "lease_held",
-    `lease "${held.name}" is held by "${held.holder}" until ${new Date(held.expiresAt).toISOString()}; waited ${waitedMs} ms`,
+    `lease "${held.name}" is held by "${held.holder}" until ${isoOrNumber(held.expiresAt)}; waited ${waitedMs} ms`,
     { details: { lease: held.name, holder: held.holder, expiresAt: held.expiresAt } },
   );
+}
+
+/** An epoch-ms time as ISO 8601, or as the number when it is outside a `Date`'s range (never a `RangeError`). */
+function isoOrNumber(epochMs: number): string {
+  const date = new Date(epochMs);
+  return Number.isNaN(date.getTime()) ? `${epochMs} (epoch ms)` : date.toISOString();
+}
+
+/**
+ * The time to live of a renewal without an explicit one: what is left of the lease, at least
+ * 1 ms and at most `MAX_DURATION_MS` (a forged `expiresAt` cannot push the lease out of range).
+ */
+export function remainingTtl(expiresAt: number, now: number): number {
+  return Math.min(MAX_DURATION_MS, Math.max(1, Math.floor(expiresAt - now)));
 }
 
 /** Decides a renewal at store time `now`. */

@@ -9,6 +9,14 @@ export const MAX_KEY_DEPTH = 16;
 /** The default largest value (JSON text bytes) a store accepts: 1 MiB. */
 export const DEFAULT_MAX_VALUE_BYTES = 1024 * 1024;
 
+/**
+ * The longest duration (ms) any store option accepts: a lease's time to live, a wait, a lock's
+ * stale time. 2^31 - 1 ms (about 24.8 days), the longest `setTimeout` delay, so that no timer
+ * derived from a duration overflows (Node fires an overflowed timer after 1 ms) and no
+ * `now + duration` leaves the range of a `Date`.
+ */
+export const MAX_DURATION_MS = 2_147_483_647;
+
 /** The longest record id a log accepts. */
 export const MAX_RECORD_ID_LENGTH = 256;
 
@@ -233,8 +241,8 @@ export function validatePage(page: unknown): Result<{ after: string | undefined;
 
 /** zod schema of lease acquire options. Internal: exported for the property tests of the fast paths. */
 export const AcquireSchema = z.strictObject({
-  ttlMs: z.number().int().positive(),
-  waitMs: z.number().int().nonnegative().optional(),
+  ttlMs: z.number().int().positive().max(MAX_DURATION_MS),
+  waitMs: z.number().int().nonnegative().max(MAX_DURATION_MS).optional(),
 });
 
 // eslint-disable-next-line no-control-regex
@@ -251,9 +259,9 @@ const ACQUIRE_KEYS = ["ttlMs", "waitMs"];
 export function acceptAcquireOptions(value: unknown): { ttlMs: number; waitMs?: number } | undefined {
   if (!isPlainObjectOf(value, ACQUIRE_KEYS)) return undefined;
   const { ttlMs, waitMs } = value;
-  if (!isCount(ttlMs) || ttlMs === 0) return undefined;
+  if (!isCount(ttlMs) || ttlMs === 0 || ttlMs > MAX_DURATION_MS) return undefined;
   if (!Object.hasOwn(value, "waitMs")) return { ttlMs };
-  return isCount(waitMs) ? { ttlMs, waitMs } : undefined;
+  return isCount(waitMs) && waitMs <= MAX_DURATION_MS ? { ttlMs, waitMs } : undefined;
 }
 
 /** Validates a lease acquisition: name, holder (1 to 256 characters) and options. */
@@ -298,7 +306,7 @@ export function validateLease(lease: unknown): Result<{ name: string; holder: st
   return ok(parsed.value);
 }
 
-const RenewSchema = z.strictObject({ ttlMs: z.number().int().positive().optional() }).optional();
+const RenewSchema = z.strictObject({ ttlMs: z.number().int().positive().max(MAX_DURATION_MS).optional() }).optional();
 
 /** Validates renew options. */
 export function validateRenewOptions(options: unknown): Result<{ ttlMs?: number }, KeelError> {

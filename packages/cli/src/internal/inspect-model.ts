@@ -1,6 +1,7 @@
 import type { BudgetDimension, ScopeLimit } from "@keel/budget";
 import type { Capsule, HandoffRecord, MissionCheckpoint } from "@keel/sessions";
 import type { WorkSessionsInspection } from "./inspect-work-sessions.js";
+import type { QuarantineEntry } from "@keel/store";
 
 /**
  * One document as `keel inspect` read it: its value checked against its package's schema
@@ -90,6 +91,8 @@ export interface StoreInspection {
   logs: LogInspection[];
   /** Documents outside missions and budgets. */
   otherDocuments: OtherDocument[];
+  /** Damaged documents the store moved into its quarantine (kept, with the reason), oldest first. */
+  quarantined: QuarantineEntry[];
   warnings: InspectionWarning[];
 }
 

@@ -2,7 +2,7 @@ import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { KeelError, toKeelError, validate } from "@keel/core";
 import { CapsuleSchema, HandoffRecordSchema, MissionCheckpointSchema } from "@keel/sessions";
-import type { DocMeta, KeelStore } from "@keel/store";
+import type { DocMeta, KeelStore, QuarantineEntry } from "@keel/store";
 import { createFsStore } from "@keel/store-fs";
 import { err, ok, type Result } from "neverthrow";
 import type { z } from "zod";
@@ -61,6 +61,8 @@ async function listDocuments(store: KeelStore): Promise<Result<DocumentKey[], Ke
     const page = await store.docs.list([], after === undefined ? { limit: LIST_PAGE } : { after, limit: LIST_PAGE });
     if (page.isErr()) return err(page.error);
     documents.push(...page.value.items.map((item: DocMeta) => ({ key: item.key, version: item.version, bytes: item.bytes })));
+    // Damaged documents are listed beside the good ones: read in place, they are reported as corrupt.
+    documents.push(...(page.value.damaged ?? []).map((entry) => ({ key: entry.key, version: null, bytes: null })));
     if (page.value.next === undefined) return ok(documents);
     after = page.value.next;
   }
@@ -117,6 +119,16 @@ async function inspectMission(store: KeelStore, mission: MissionKeys): Promise<M
   };
 }
 
+/** The store's quarantine (damaged bytes it moved aside, with the reasons), from a read-only `check()`. */
+async function readQuarantine(store: KeelStore, warnings: InspectionWarning[]): Promise<QuarantineEntry[]> {
+  const report = await store.check();
+  if (report.isErr()) {
+    warnings.push({ type: "check-failed", location: "", message: report.error.message });
+    return [];
+  }
+  return report.value.quarantined ?? [];
+}
+
 /**
  * Reads everything `keel inspect` shows from the filesystem store at `dir`: missions (checkpoint,
  * roles with capsule and handoff), budget ledgers, logs and other documents. Only reads (`get`,
@@ -169,7 +181,8 @@ export async function inspectStore(dir: string, opened?: { store: KeelStore; lay
         if (inspected) logs.push(inspected);
       }
     }
-    return ok({ dir: root, layout: layout.value, keysFrom, missions, budgets, logs, otherDocuments: classified.other.map(otherDocument), warnings });
+    const quarantined = await readQuarantine(store, warnings);
+    return ok({ dir: root, layout: layout.value, keysFrom, missions, budgets, logs, otherDocuments: classified.other.map(otherDocument), quarantined, warnings });
   } catch (error) {
     return err(toKeelError(error, "io_failed", `cannot inspect the store at ${root}`));
   } finally {

@@ -145,6 +145,15 @@ export function inspectionTree(inspection: StoreInspection, style: Style): TreeN
   if (inspection.otherDocuments.length > 0) {
     children.push({ label: paint(style, "bold", `other documents (${formatCount(inspection.otherDocuments.length)})`), children: otherNodes(inspection.otherDocuments) });
   }
+  if (inspection.quarantined.length > 0) {
+    children.push({
+      label: paint(style, "yellow", `quarantined (${formatCount(inspection.quarantined.length)})`),
+      children: inspection.quarantined.map((entry) => ({
+        label: `${printable(entry.key.join("/"))}: ${printable(entry.reason)}`,
+        children: [{ label: `kept in ${printable(entry.location)}${entry.at ? ` since ${printable(entry.at)}` : ""}` }],
+      })),
+    });
+  }
   if (inspection.warnings.length > 0) {
     children.push({
       label: paint(style, "yellow", `warnings (${formatCount(inspection.warnings.length)})`),

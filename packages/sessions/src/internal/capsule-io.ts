@@ -106,3 +106,16 @@ export function writeCapsule(
     });
   return new ResultAsync(write());
 }
+
+/**
+ * Writes a new capsule over one the store cannot read (damaged beyond its backup): an
+ * unconditional write, fenced by the role's lease (no other writer of this capsule can be
+ * running), after which the next turn resumes from it. A store that keeps damaged bytes (the
+ * filesystem store) moves them into its quarantine.
+ */
+export function replaceCapsule(docs: DocStore, record: TurnRecord, fence: Fence | undefined): ResultAsync<CapsuleWrite, KeelError> {
+  const bounded = applyTurnToCapsule(null, record);
+  return docs
+    .put(capsuleKey(record.missionId, record.role), bounded.capsule as unknown as JsonValue, { unconditional: true, ...(fence ? { fence } : {}) })
+    .map((doc) => ({ capsule: bounded.capsule, deletedDuringTurn: false, truncated: bounded.truncated, stamp: { version: doc.version, updatedAt: doc.updatedAt } }));
+}

@@ -8,7 +8,7 @@ import { decideSessionAction, type TurnConditions } from "../session-decision.js
 import { capsuleKey, checkpointKey, keyText, roleLeaseName } from "../session-keys.js";
 import { resolvePolicy } from "../session-policy.js";
 import { TurnRequestSchema, acceptTurnRequest, type Execute, type TurnOutcome, type TurnPlan, type TurnResult } from "../turn-types.js";
-import { observedInputTokens, parseCapsuleValue, writeCapsule } from "./capsule-io.js";
+import { observedInputTokens, parseCapsuleValue, replaceCapsule, writeCapsule } from "./capsule-io.js";
 import { callExecute } from "./execute-call.js";
 import { createWarningSink, type TurnContext, type WarningSink } from "./turn-context.js";
 
@@ -87,6 +87,8 @@ interface TurnReads {
   capsuleDoc: { doc: Doc | undefined; capsule: Capsule | null } | undefined;
   checkpointExisted: boolean;
   checkpointVersion: number | null;
+  /** The capsule could not be read because it is damaged (`corrupt`): the save replaces it. */
+  capsuleDamaged?: boolean;
 }
 
 /*
@@ -98,11 +100,13 @@ interface TurnReads {
 /** Reads the capsule and the mission checkpoint (both started at once); every failure becomes a warning. */
 async function readState(context: TurnContext, turn: Turn, sink: WarningSink): Promise<TurnReads> {
   const [capsuleRead, checkpointRead] = await Promise.all([context.store.docs.get(capsuleKey(turn.missionId, turn.role)), readCheckpointVersion(context, turn.missionId)]);
-  let capsule: Pick<TurnReads, "capsule" | "capsuleExisted" | "capsuleDoc">;
+  let capsule: Pick<TurnReads, "capsule" | "capsuleExisted" | "capsuleDoc" | "capsuleDamaged">;
   if (capsuleRead.isErr()) {
-    // Unreadable: whether it exists is unknown, so a missing one at save time is created.
-    sink.warn("capsule", "read", capsuleRead.error);
-    capsule = { capsule: null, capsuleExisted: false, capsuleDoc: undefined };
+    // Unreadable: whether it exists is unknown, so a missing one at save time is created; a
+    // damaged one is replaced (the store keeps its bytes in quarantine), so the next turn resumes.
+    const damaged = capsuleRead.error.code === "corrupt";
+    sink.warn("capsule", "read", damaged ? { code: "corrupt", message: `${capsuleRead.error.message}; this turn runs fresh and its save replaces the damaged capsule` } : capsuleRead.error);
+    capsule = { capsule: null, capsuleExisted: false, capsuleDoc: undefined, capsuleDamaged: damaged };
   } else if (!capsuleRead.value) {
     if (context.knownCapsules.has(turn.capsulePath)) {
       sink.warn("capsule", "read", {
@@ -114,6 +118,7 @@ async function readState(context: TurnContext, turn: Turn, sink: WarningSink): P
   } else {
     const doc = capsuleRead.value;
     context.knownCapsules.add(turn.capsulePath);
+    if (doc.recovered) sink.warn("capsule", "read", servedFromBackup(turn.capsulePath, doc));
     const parsed = context.capsules.get(turn.capsulePath, doc) ?? parseCapsuleValue(doc, turn.missionId, turn.role).match(
       (value) => (context.capsules.set(turn.capsulePath, doc, value), value),
       (error) => {
@@ -123,6 +128,9 @@ async function readState(context: TurnContext, turn: Turn, sink: WarningSink): P
       },
     );
     capsule = { capsule: parsed, capsuleExisted: true, capsuleDoc: { doc, capsule: parsed } };
+  }
+  if (checkpointRead.isOk() && checkpointRead.value?.recovered) {
+    sink.warn("checkpoint", "read", servedFromBackup(`mission "${turn.missionId}" checkpoint`, checkpointRead.value as Doc));
   }
   if (checkpointRead.isErr()) {
     sink.warn("checkpoint", "read", checkpointRead.error);
@@ -137,16 +145,26 @@ async function readState(context: TurnContext, turn: Turn, sink: WarningSink): P
   return { ...capsule, checkpointExisted: checkpointRead.value !== undefined, checkpointVersion: checkpointRead.value?.version ?? null };
 }
 
+/** The warning of a document the store served from its backup: one write older, its counters gone back. */
+function servedFromBackup(what: string, doc: Doc): Pick<KeelError, "code" | "message"> {
+  const { location, problem } = doc.recovered!;
+  return {
+    code: "corrupt",
+    message: `${what} was served from its backup (${location}: ${problem}): it is one write older, so its counters went back to version ${doc.version}; the next save continues above every earlier version`,
+  };
+}
+
 /** Reads the mission checkpoint's version (validated, or known valid at that version): `undefined` when there is none. */
-async function readCheckpointVersion(context: TurnContext, missionId: string): Promise<Result<{ version: number } | undefined, KeelError>> {
+async function readCheckpointVersion(context: TurnContext, missionId: string): Promise<Result<Pick<Doc, "version" | "recovered"> | undefined, KeelError>> {
   const read = await context.store.docs.get(checkpointKey(missionId));
   if (read.isErr() || !read.value) return read.map(() => undefined);
   const doc = read.value;
-  if (context.checkpoints.get(missionId, doc)) return ok({ version: doc.version });
+  const found = doc.recovered ? { version: doc.version, recovered: doc.recovered } : { version: doc.version };
+  if (context.checkpoints.get(missionId, doc)) return ok(found);
   const parsed = await parseCheckpoint(doc, missionId);
   if (parsed.isErr()) return err(parsed.error);
   context.checkpoints.set(missionId, doc, true);
-  return ok({ version: doc.version });
+  return ok(found);
 }
 
 /** Plans, executes (retrying once fresh after a resume failure), saves, and reports one turn under the role's lease. */
@@ -259,7 +277,9 @@ async function saveCheckpointItems(context: TurnContext, turn: Turn, finished: F
 /** Writes the capsule. Resolves the role's turn number as stored (or as planned when nothing was stored). */
 async function saveCapsule(context: TurnContext, turn: Turn, finished: FinishedTurn, record: TurnRecord): Promise<number> {
   const { sink, plan } = finished;
-  const result = await writeCapsule(context.store.docs, record, finished.reads.capsuleExisted, finished.fence, finished.reads.capsuleDoc);
+  const result = finished.reads.capsuleDamaged
+    ? await replaceCapsule(context.store.docs, record, finished.fence)
+    : await writeCapsule(context.store.docs, record, finished.reads.capsuleExisted, finished.fence, finished.reads.capsuleDoc);
   if (result.isErr()) {
     sink.warn("capsule", "write", result.error);
     return plan.turn;

@@ -1,9 +1,11 @@
 import path from "node:path";
-import { KeelError, isSafeName } from "@keel/core";
+import { KeelError, canonicalJson, isSafeName, type JsonValue } from "@keel/core";
 import { type IntegrityProblem, type IntegrityRepair, type IntegrityReport } from "@keel/store";
 import { keyPath } from "@keel/store/kit";
-import { decodeDocEnvelope } from "./doc-envelope.js";
-import type { FsContext } from "./fs-context.js";
+import { encodeDocEnvelope } from "./doc-envelope.js";
+import { listQuarantine, quarantineFiles, quarantinedSentence } from "./doc-quarantine.js";
+import { isoNow, type FsContext } from "./fs-context.js";
+import { inspectDoc, isDamaged, type DamagedDoc, type DocRead } from "./fs-docs.js";
 import { writeFileDurably } from "./fs-durable-write.js";
 import { closeQuietly, isErrno } from "./fs-io.js";
 import { inspectLeaseDirectory } from "./fs-leases.js";
@@ -27,11 +29,14 @@ interface Found {
   docs: { key: string[]; file: string }[];
   logs: { key: string[]; file: string }[];
   temporaries: string[];
+  /** Symbolic links inside the key tree (never followed). */
+  links: string[];
 }
 
 /** Walks the key tree: documents, logs and leftover temporary files. */
 function walkTree(context: FsContext): Found {
-  const found: Found = { docs: [], logs: [], temporaries: [] };
+  const found: Found = { docs: [], logs: [], temporaries: [], links: [] };
+  const docFiles = new Set<string>();
   const walk = (directory: string, segments: readonly string[]) => {
     let entries;
     try {
@@ -43,14 +48,24 @@ function walkTree(context: FsContext): Found {
     for (const entry of entries) {
       if (segments.length === 0 && entry.name === INTERNAL_DIRECTORY) continue;
       const full = path.join(directory, entry.name);
+      if (entry.isSymbolicLink()) {
+        found.links.push(full);
+        continue;
+      }
       if (entry.isDirectory()) {
         const segment = segmentOfDirectory(entry.name);
         if (segment !== undefined) walk(full, [...segments, segment]);
         continue;
       }
       if (temporaryFileWriter(entry.name) !== undefined) found.temporaries.push(full);
-      const doc = segmentOfDocFile(entry.name);
-      if (doc !== undefined) found.docs.push({ key: [...segments, doc], file: full });
+      // A document is found by its file, or by its backup alone (its file gone).
+      const docFile = entry.name.endsWith(BACKUP_SUFFIX) ? entry.name.slice(0, -BACKUP_SUFFIX.length) : entry.name;
+      const doc = segmentOfDocFile(docFile);
+      const docPath = path.join(directory, docFile);
+      if (doc !== undefined && !docFiles.has(docPath)) {
+        docFiles.add(docPath);
+        found.docs.push({ key: [...segments, doc], file: docPath });
+      }
       const log = segmentOfLogFile(entry.name);
       if (log !== undefined) found.logs.push({ key: [...segments, log], file: full });
     }
@@ -86,38 +101,74 @@ function checkTemporaries(context: FsContext, files: readonly string[], repair: 
   }
 }
 
-async function checkDoc(context: FsContext, key: string[], file: string, repair: boolean, findings: Findings): Promise<void> {
-  const verify = (target: string) => {
-    try {
-      const bytes = context.io.readFileSync(target);
-      const decoded = decodeDocEnvelope(bytes.toString("utf8"), key);
-      return decoded.isOk() ? { ok: true as const, bytes, version: decoded.value.version } : { ok: false as const, problem: decoded.error };
-    } catch (error) {
-      if (isErrno(error, "ENOENT")) return { ok: false as const, problem: "missing" };
-      throw error;
-    }
-  };
-  if (verify(file).ok) return;
+/**
+ * Checks one document. With `repair`, a damaged file with a good backup gets the backup's value
+ * back as a new version above every version it may have acknowledged, and one damaged beyond its
+ * backup becomes a tombstone at such a version: either way the damaged bytes go into quarantine
+ * first, and the key is readable and writable again.
+ */
+async function checkDoc(context: FsContext, key: string[], repair: boolean, findings: Findings): Promise<void> {
+  const first = inspectDoc(context, key, false);
+  if (first === undefined || (!isDamaged(first) && first.source === "file")) return;
   const release = repair ? await context.locks.acquire([`doc:${keyPath(key)}`]) : undefined;
   try {
-    const main = verify(file);
-    if (main.ok) return;
-    const backup = verify(`${file}${BACKUP_SUFFIX}`);
-    if (!backup.ok) {
-      findings.problems.push({ code: "corrupt", location: file, message: `${main.problem}, and its backup is ${backup.problem}; not repairable` });
-    } else if (!repair) {
-      findings.problems.push({
-        code: "corrupt",
+    const read = inspectDoc(context, key, true);
+    if (read === undefined || (!isDamaged(read) && read.source === "file")) return;
+    const file = context.paths.docFile(key);
+    if (!isDamaged(read)) {
+      const { problem } = read.recovered!;
+      const served = read.envelope.version;
+      if (!repair) {
+        findings.problems.push({
+          code: "corrupt",
+          location: file,
+          message: `${problem}; reads serve its good backup (version ${served}); check({ repair: true }) restores the file from it (the damaged bytes kept in quarantine)`,
+        });
+        return;
+      }
+      const version = read.ceiling + 1;
+      const { value, deleted } = read.envelope;
+      const entry = await replaceDamaged(context, key, read, { version, deleted, value }, `the document was damaged (${problem}); check({ repair: true }) restored the value of version ${served} from its backup as version ${version}`);
+      findings.repaired.push({
+        action: "restored-bak",
         location: file,
-        message: `${main.problem}; reads serve its good backup (version ${backup.version}); check({ repair: true }) restores the file from it`,
+        message: `${problem}; restored the value of version ${served} from its backup as version ${version} (the version a write after the damage continues from: the last acknowledged write, up to version ${read.ceiling}, is lost); ${quarantinedSentence(key, entry)}`,
       });
-    } else {
-      await writeFileDurably(context.io, file, backup.bytes, { root: context.paths.root, backup: false });
-      findings.repaired.push({ action: "restored-bak", location: file, message: `${main.problem}; restored version ${backup.version} from its backup` });
+      return;
     }
+    const problem = `${read.problem}, and its backup is ${read.backupProblem}`;
+    if (!repair) {
+      findings.problems.push({ code: "corrupt", location: file, message: `${problem}; check({ repair: true }) moves both into quarantine and leaves the key writable` });
+      return;
+    }
+    const version = read.ceiling + 1;
+    const entry = await replaceDamaged(context, key, read, { version, deleted: true, value: null }, `the document and its backup were damaged (${problem}); check({ repair: true }) replaced them by a tombstone at version ${version}`);
+    findings.repaired.push({
+      action: "quarantined",
+      location: file,
+      message: `${problem}; moved into quarantine and left a tombstone at version ${version}: the key reads as missing and is writable again; ${quarantinedSentence(key, entry)}`,
+    });
   } finally {
     release?.();
   }
+}
+
+/** Moves a damaged document's files into quarantine and writes `next` as its file and its backup. */
+async function replaceDamaged(
+  context: FsContext,
+  key: string[],
+  read: DocRead | DamagedDoc,
+  next: { version: number; deleted: boolean; value: JsonValue },
+  reason: string,
+): Promise<string | undefined> {
+  const file = context.paths.docFile(key);
+  const damagedFiles = isDamaged(read) ? [file, `${file}${BACKUP_SUFFIX}`] : [file];
+  const entry = await quarantineFiles(context, key, damagedFiles, reason);
+  const valueText = canonicalJson(next.value);
+  const bytes = Buffer.from(encodeDocEnvelope({ key, version: next.version, updatedAt: isoNow(context), deleted: next.deleted, value: next.value, valueText }));
+  await writeFileDurably(context.io, `${file}${BACKUP_SUFFIX}`, bytes, { root: context.paths.root, backup: false });
+  await writeFileDurably(context.io, file, bytes, { root: context.paths.root, backup: false });
+  return entry;
 }
 
 async function checkLog(context: FsContext, key: string[], file: string, repair: boolean, findings: Findings): Promise<void> {
@@ -236,8 +287,15 @@ export async function checkStore(context: FsContext, repair: boolean): Promise<I
   checkLocks(context, repair, findings);
   const found = walkTree(context);
   checkTemporaries(context, found.temporaries, repair, findings);
-  for (const doc of found.docs) await checkDoc(context, doc.key, doc.file, repair, findings);
+  for (const link of found.links) {
+    findings.problems.push({
+      code: "link",
+      location: link,
+      message: `a symbolic link inside the store; the store never follows one (keys under it cannot be written or read): move what it points at into the store, or remove it`,
+    });
+  }
+  for (const doc of found.docs) await checkDoc(context, doc.key, repair, findings);
   for (const log of found.logs) await checkLog(context, log.key, log.file, repair, findings);
   await checkLeases(context, repair, findings);
-  return { ok: findings.problems.length === 0, ...findings };
+  return { ok: findings.problems.length === 0, ...findings, quarantined: listQuarantine(context) };
 }

@@ -1,6 +1,7 @@
 import type { Clock, KeelError } from "@keel/core";
 import type { ResultAsync } from "neverthrow";
 import type { FsStoreWarning } from "../fs-store-options.js";
+import type { PathGuard } from "./fs-contain.js";
 import type { FsIo } from "./fs-io.js";
 import type { DocCache } from "./doc-cache.js";
 import type { LockManager } from "./fs-lock.js";
@@ -32,6 +33,8 @@ export interface FsContext {
   logIndex: LogIndexCache;
   /** Verified decodings of recently seen document files, keyed by their exact bytes. */
   docCache: DocCache;
+  /** Keeps paths inside the root (no symbolic link on the way). */
+  guard: PathGuard;
   warn: (warning: FsStoreWarning) => void;
   /**
    * Runs one store operation: refused with `unavailable` once the store is closed, tracked so

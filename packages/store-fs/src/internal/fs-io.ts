@@ -1,4 +1,4 @@
-import fs, { type Dirent, type Stats } from "node:fs";
+import fs, { type BigIntStats, type Dirent, type Stats } from "node:fs";
 import { KeelError, type JsonValue } from "@keel/core";
 
 /**
@@ -18,12 +18,14 @@ export interface FsIo {
   fstatSync(fd: number): Stats;
   statSync(path: string): Stats;
   lstatSync(path: string): Stats;
+  /** `lstat` with nanosecond times (the listing compares directory modification times). */
+  lstatBigIntSync(path: string): BigIntStats;
   ftruncateSync(fd: number, length: number): void;
   readFileSync(path: string): Buffer;
   renameSync(from: string, to: string): void;
   linkSync(existing: string, created: string): void;
   unlinkSync(path: string): void;
-  mkdirSync(path: string): void;
+  mkdirSync(path: string, mode?: number): void;
   rmdirSync(path: string): void;
   readdirSync(path: string): Dirent[];
   fsync(fd: number): Promise<void>;
@@ -66,13 +68,14 @@ export const nodeFsIo: FsIo = {
   fstatSync: (fd) => fs.fstatSync(fd),
   statSync: (path) => fs.statSync(path),
   lstatSync: (path) => fs.lstatSync(path),
+  lstatBigIntSync: (path) => fs.lstatSync(path, { bigint: true }),
   ftruncateSync: (fd, length) => fs.ftruncateSync(fd, length),
   readFileSync: readWholeFile,
   renameSync: (from, to) => fs.renameSync(from, to),
   linkSync: (existing, created) => fs.linkSync(existing, created),
   unlinkSync: (path) => fs.unlinkSync(path),
-  mkdirSync: (path) => {
-    fs.mkdirSync(path);
+  mkdirSync: (path, mode) => {
+    fs.mkdirSync(path, mode === undefined ? undefined : { mode });
   },
   rmdirSync: (path) => fs.rmdirSync(path),
   readdirSync: (path) => fs.readdirSync(path, { withFileTypes: true }),
@@ -179,4 +182,25 @@ export function unlinkQuietly(io: FsIo, path: string | undefined): void {
   } catch {
     // cleanup only
   }
+}
+
+/** The permission bits the store creates files and directories with. */
+export interface FsModes {
+  file: number;
+  directory: number;
+}
+
+/**
+ * An {@link FsIo} that creates every file (an open with `O_CREAT`) and directory with `modes`,
+ * whatever mode its caller passed: one place decides who may read the store.
+ */
+export function withModes(io: FsIo, modes: FsModes): FsIo {
+  return {
+    ...io,
+    openSync: (path, flags, mode) => {
+      const creates = typeof flags === "number" ? (flags & fs.constants.O_CREAT) !== 0 : /[wa]/.test(flags);
+      return io.openSync(path, flags, creates ? modes.file : mode);
+    },
+    mkdirSync: (path) => io.mkdirSync(path, modes.directory),
+  };
 }

@@ -1,7 +1,7 @@
 import path from "node:path";
 import { KeelError, isSafeName } from "@keel/core";
 import { type Fence, type Lease, type LeaseStore } from "@keel/store";
-import { checkFence, decideAcquire, decideRelease, decideRenew, leaseHeld, leaseLost, pollUntil, validateAcquire, validateLease, validateLeaseName, validateRenewOptions, type Attempt, type LeaseState } from "@keel/store/kit";
+import { checkFence, decideAcquire, decideRelease, decideRenew, leaseHeld, leaseLost, pollUntil, remainingTtl, validateAcquire, validateLease, validateLeaseName, validateRenewOptions, type Attempt, type LeaseState } from "@keel/store/kit";
 import { ResultAsync, err, errAsync, ok, type Result } from "neverthrow";
 import { leaseFloor, type FsContext } from "./fs-context.js";
 import { isErrno } from "./fs-io.js";
@@ -311,7 +311,7 @@ export function createFsLeaseStore(context: FsContext): LeaseStore {
         const floor = await leaseFloor(context);
         const renewed = await changeLease(context, parsed.value.name, (current): Change<Result<Lease, KeelError>> => {
           const now = leaseNow(context);
-          const ttl = renewOptions.value.ttlMs ?? Math.max(1, Math.floor(parsed.value.expiresAt - now));
+          const ttl = renewOptions.value.ttlMs ?? remainingTtl(parsed.value.expiresAt, now);
           const decided = decideRenew(inThisBoot(current.state, floor), parsed.value, now, ttl);
           if (decided.isErr()) return { write: false, value: decided };
           const { holder, token, expiresAt } = decided.value;

@@ -1,3 +1,4 @@
+import path from "node:path";
 import type { JsonValue } from "@keel/core";
 import { type LogRecord, type LogStore } from "@keel/store";
 import { compareKeys, validateAppend, validateFenceOption, validateKey, validateReadOptions } from "@keel/store/kit";
@@ -70,6 +71,7 @@ export function createFsLogStore(context: FsContext): LogStore {
       const { afterSeq, limit } = parsed.value;
       return context.operation("read log", () => {
         const file = context.paths.logFile(segments.value);
+        context.guard.contain(path.dirname(file));
         const view = context.logIndex.open(file, "r");
         try {
           const index = view.index;
@@ -90,7 +92,9 @@ export function createFsLogStore(context: FsContext): LogStore {
       const segments = validateKey(log, "log");
       if (segments.isErr()) return errAsync(segments.error);
       return context.operation("read log head", () => {
-        const view = context.logIndex.open(context.paths.logFile(segments.value), "r");
+        const file = context.paths.logFile(segments.value);
+        context.guard.contain(path.dirname(file));
+        const view = context.logIndex.open(file, "r");
         closeQuietly(context.io, view.fd);
         return view.index && !view.index.header.deleted ? { lastSeq: view.index.lastSeq } : undefined;
       });

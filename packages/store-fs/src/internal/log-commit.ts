@@ -199,11 +199,13 @@ function planAppends(
       return err(toStoreError(error, `append to log ${logText}`));
     }
     if (decided.isErr()) return err(decided.error);
+    const { fresh, deduplicated } = decided.value;
+    // An empty batch (or one of duplicates only) writes nothing: it never creates a log or brings back a deleted one.
+    if (fresh.length === 0) return ok({ lastSeq: exists ? lastSeq : 0, appended: 0, deduplicated });
     if (!exists) {
       exists = true;
       create = true;
     }
-    const { fresh, deduplicated } = decided.value;
     for (let position = 0; position < fresh.length; position++) {
       const record = fresh[position]!;
       lastSeq += 1;

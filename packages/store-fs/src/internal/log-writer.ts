@@ -1,3 +1,4 @@
+import path from "node:path";
 import { type AppendResult, type Fence } from "@keel/store";
 import { keyPath, type EncodedRecord } from "@keel/store/kit";
 import { leaseFloor, type FsContext } from "./fs-context.js";
@@ -59,6 +60,7 @@ export function createLogWriter(context: FsContext): LogWriter {
     }
     try {
       batch = takeBatch(queue.pending);
+      context.guard.contain(path.dirname(file));
       const fences = batch.map((request) => request.fence);
       // This boot's token floor, for the fence checks: a failure to load it fails the fenced requests only.
       let floor: FenceFloor = () => 0;

@@ -1,3 +1,4 @@
+import { realpathSync } from "node:fs";
 import path from "node:path";
 import { KeelError, systemClock, validate, validateOrThrow } from "@keel/core";
 import { type KeelStore } from "@keel/store";
@@ -10,7 +11,8 @@ import { checkStore } from "./fs-check.js";
 import type { FsContext } from "./fs-context.js";
 import { createFsDocStore } from "./fs-docs.js";
 import { writeFileAtomicSync } from "./fs-durable-write.js";
-import { isErrno, nodeFsIo, toStoreError, type FsIo } from "./fs-io.js";
+import { createPathGuard } from "./fs-contain.js";
+import { isErrno, nodeFsIo, toStoreError, withModes, type FsIo } from "./fs-io.js";
 import { createFsLeaseStore } from "./fs-leases.js";
 import { createLockManager } from "./fs-lock.js";
 import { createHolderBook, type HolderBook } from "./lease-entry.js";
@@ -94,10 +96,18 @@ function checkLayout(io: FsIo, paths: StorePaths, holders: HolderBook): void {
  */
 export function openFsStore(options: FsStoreOptions, io: FsIo = nodeFsIo): KeelStore {
   validateOrThrow(FsStoreOptionsSchema, options, "fs store options");
-  const paths = storePaths(path.resolve(options.dir));
+  io = withModes(io, { file: options.fileMode ?? 0o600, directory: options.directoryMode ?? 0o700 });
+  let paths: StorePaths;
+  try {
+    const root = path.resolve(options.dir);
+    makeDirectories(io, root);
+    // The root as a real path: every path below it is then checked to have no link on the way.
+    paths = storePaths(realpathSync.native(root));
+  } catch (error) {
+    throw toStoreError(error, `open the store directory ${options.dir}`);
+  }
   const holders = createHolderBook(io, paths);
   try {
-    makeDirectories(io, paths.root);
     makeDirectories(io, paths.locks);
     makeDirectories(io, paths.leases);
     checkLayout(io, paths, holders);
@@ -140,6 +150,7 @@ export function openFsStore(options: FsStoreOptions, io: FsIo = nodeFsIo): KeelS
     warn,
     logIndex: createLogIndexCache(io),
     docCache: createDocCache(),
+    guard: createPathGuard(io, paths.root),
     locks,
     ownLeases: new Map(),
     leaseEntries: new Map(),
