@@ -15,8 +15,8 @@ export type FakeProviderFormat = "anthropic-messages" | "openai-chat" | "openai-
  * Token usage the provider bills for one reply, in Keel's disjoint buckets (see `Usage` in
  * `@keel/core`). Each wire format spells it its own way: OpenAI and Gemini report the whole input
  * (`inputUncached + cacheRead + cacheWrite`) with the cached part inside it and have no
- * cache-write bucket; Anthropic reports the three input buckets apart; `output` includes
- * `reasoning` (Gemini reports them apart). Use {@link reportedUsage} for the `Usage` a faithful
+ * cache-write bucket; Anthropic reports the three input buckets apart; here `output` is the
+ * whole output with `reasoning` inside it, as OpenAI counts (Gemini reports them apart). Use {@link reportedUsage} for the `Usage` a faithful
  * adapter derives from what was sent.
  */
 export interface FakeUsage {
@@ -142,14 +142,16 @@ export function fullUsage(usage: FakeUsage | undefined): Required<FakeUsage> {
 
 /**
  * The Keel `Usage` an adapter must report for `usage` sent in `format`, bucket by bucket — what
- * "exactly the usage the server reported" means per wire format: OpenAI's and Gemini's cache
- * writes are not reportable (they count as uncached input), Anthropic splits no reasoning out
- * (`reasoning` is `null`, the tokens stay in `output`). `costUsd` is `null` (the fake bills no money).
+ * "exactly the usage the server reported" means per wire format. Keel's buckets are disjoint:
+ * where the format reports reasoning apart (OpenAI, Gemini) `output` is the rest of the output
+ * and `reasoning` the reasoning; Anthropic splits no reasoning out (`reasoning` is `null`, the
+ * tokens stay in `output`). OpenAI's and Gemini's cache writes are not reportable (they count as
+ * uncached input). `costUsd` is `null` (the fake bills no money).
  *
  * @example
  * ```ts
  * reportedUsage("openai-responses", { inputUncached: 80, cacheRead: 20, output: 7, reasoning: 3 });
- * // → { inputUncached: 80, cacheRead: 20, cacheWrite: null, output: 7, reasoning: 3, costUsd: null }
+ * // → { inputUncached: 80, cacheRead: 20, cacheWrite: null, output: 4, reasoning: 3, costUsd: null }
  * ```
  */
 export function reportedUsage(format: FakeProviderFormat, usage: FakeUsage | undefined): Usage {
@@ -161,7 +163,7 @@ export function reportedUsage(format: FakeProviderFormat, usage: FakeUsage | und
     inputUncached: full.inputUncached + full.cacheWrite,
     cacheRead: full.cacheRead,
     cacheWrite: null,
-    output: full.output,
+    output: full.output - full.reasoning,
     reasoning: full.reasoning,
     costUsd: null,
   };

@@ -271,7 +271,7 @@ describe("reportedUsage", () => {
   it("maps the script's buckets to what each wire format can report", () => {
     expect(reportedUsage("anthropic-messages", usage)).toEqual({ inputUncached: 80, cacheRead: 20, cacheWrite: 5, output: 12, reasoning: null, costUsd: null });
     for (const format of ["openai-chat", "openai-responses", "gemini"] as const) {
-      expect(reportedUsage(format, usage)).toEqual({ inputUncached: 85, cacheRead: 20, cacheWrite: null, output: 12, reasoning: 4, costUsd: null });
+      expect(reportedUsage(format, usage)).toEqual({ inputUncached: 85, cacheRead: 20, cacheWrite: null, output: 8, reasoning: 4, costUsd: null });
     }
   });
 });
