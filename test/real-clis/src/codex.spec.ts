@@ -1,0 +1,3 @@
+import { describeRealCli } from "./real-cli-conformance.js";
+
+describeRealCli("codex", { unknownThreadId: "01a23360-0000-7000-8000-00000000beef" });
