@@ -12,11 +12,10 @@ import {
   validateOrThrow,
   type EventBus,
 } from "@keel/core";
-import type { Backend, TurnRequest as BackendTurnRequest, TurnResult as BackendTurnResult } from "@keel/backends";
+import type { Backend, BackendTurnRequest, BackendTurnResult } from "@keel/backend";
 import { actualsFromUsage, createBudget, type Budget, type BudgetScope, type Reservation } from "@keel/budget";
 import { createRoleSessions, type RoleSessions, type TurnOutcome, type TurnPlan } from "@keel/sessions";
 import {
-  SKILL_BACKEND_IDS,
   createSkillLibrary,
   renderSkillContract,
   stageSkills,
@@ -170,9 +169,8 @@ export function createKeel(options: KeelOptions = {}): Keel {
 
   const resolveView = (role: string, backend: Backend, warnings: RuntimeWarning[]): ResultAsync<SkillView | null, KeelError> => {
     if (!skills) return okAsync(null);
-    const known = (SKILL_BACKEND_IDS as readonly string[]).includes(backend.id);
     return skills
-      .resolve(role, known ? { backend: backend.id as (typeof SKILL_BACKEND_IDS)[number] } : {})
+      .resolve(role, { deliveryMode: backend.capabilities.skills })
       .map((view): SkillView | null => view)
       .orElse((error) => {
         warnings.push({ target: "skills", operation: "resolve", code: error.code, message: error.message });

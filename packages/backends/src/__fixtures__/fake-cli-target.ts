@@ -5,8 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { BackendConformanceHarness, BackendConformanceTarget } from "@keel/testkit/backend";
-import type { Backend } from "../backend-port.js";
-import type { CliBackendOptions } from "../cli-backend.js";
+import type { Backend } from "@keel/backend";
+import type { CliBackendOptions } from "../kit/index.js";
 
 /** One recorded invocation of a fake CLI. */
 export interface FakeInvocation {

@@ -1,9 +1,24 @@
 import { validateOrThrow } from "@keel/core";
 import { z } from "zod";
-import { withPlainEnv, type Backend } from "../backend-port.js";
-import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, type CliBackendOptions } from "../cli-backend.js";
-import { stageSkillLinks } from "../internal/skill-staging.js";
+import { withPlainEnv, type Backend, type BackendCapabilities } from "@keel/backend";
+import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, type CliBackendOptions, type CliAdapterInfo } from "../kit/index.js";
+import { stageSkillLinks } from "../kit/index.js";
 import { CLAUDE_CODE_RESUME_FAILURE, createClaudeCodeParser } from "./claude-code-events.js";
+
+const CAPABILITIES = Object.freeze({ resume: true, skills: "native", usage: "full" }) satisfies BackendCapabilities;
+
+/**
+ * What `keel doctor` shows for the Claude Code adapter: its command, capabilities and the CLI
+ * versions it is proven against (the real CLI, offline, against a fake provider).
+ */
+export const adapterInfo: CliAdapterInfo = {
+  id: "claude-code",
+  kind: "cli",
+  command: "claude",
+  capabilities: CAPABILITIES,
+  provenAgainst: "real-cli",
+  versions: { provenWith: "2.1.197", below: "2.2.0" },
+};
 
 /** Claude Code permission modes usable headless. */
 export type ClaudeCodePermissionMode = "default" | "acceptEdits" | "bypassPermissions" | "plan";
@@ -38,7 +53,7 @@ export function createClaudeCodeBackend(options: ClaudeCodeBackendOptions = {}):
   return createCliBackend(
     {
       id: "claude-code",
-      capabilities: { resume: true, skills: "native", usage: "full" },
+      capabilities: CAPABILITIES,
       defaultCommand: "claude",
       buildInvocation: ({ request, model, resumeThreadId }) => {
         const args = (skillArgs: string[]) => [

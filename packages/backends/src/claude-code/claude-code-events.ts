@@ -1,6 +1,6 @@
-import type { UsageDialect } from "@keel/core";
-import { createJsonLineParser, type StreamParser } from "../stream-parser.js";
-import { asArray, asRecord, asString, captureThreadId, errorMessage, idField, setTurnUsage, textOfContent } from "../internal/loose.js";
+import { createJsonLineParser, type StreamParser } from "../kit/index.js";
+import { asArray, asRecord, asString, captureThreadId, errorMessage, idField, setTurnUsage, textOfContent } from "../kit/index.js";
+import { normalizeClaudeCodeUsage } from "./claude-code-usage.js";
 
 /**
  * Claude Code says a thread is gone with "No conversation found with session ID: …" (in the
@@ -22,7 +22,7 @@ function resultError(event: Readonly<Record<string, unknown>>): string {
  * `system/init`), `assistant` messages, and a terminal `result` event with the final text,
  * `is_error`/`subtype`, `usage` and `total_cost_usd`. Other event types are ignored.
  */
-export function createClaudeStyleParser(dialect: UsageDialect = "claude-code"): StreamParser {
+export function createClaudeStyleParser(backend = "claude-code"): StreamParser {
   let lastAssistantText: string | undefined;
   return createJsonLineParser((event, findings) => {
     captureThreadId(findings, idField(event, "session_id"));
@@ -34,7 +34,7 @@ export function createClaudeStyleParser(dialect: UsageDialect = "claude-code"): 
     if (event.type !== "result") return;
     findings.terminal = true;
     findings.text = asString(event.result) ?? lastAssistantText ?? null;
-    setTurnUsage(findings, event, dialect);
+    setTurnUsage(findings, normalizeClaudeCodeUsage(event, backend));
     const subtype = asString(event.subtype);
     if (event.is_error === true || (subtype !== undefined && subtype !== "success")) findings.inBandError = resultError(event);
   });

@@ -1,8 +1,23 @@
 import { validateOrThrow } from "@keel/core";
 import { z } from "zod";
-import { withPlainEnv, type Backend } from "../backend-port.js";
-import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, type CliBackendOptions } from "../cli-backend.js";
+import { withPlainEnv, type Backend, type BackendCapabilities } from "@keel/backend";
+import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, type CliBackendOptions, type CliAdapterInfo } from "../kit/index.js";
 import { CODEX_RESUME_FAILURE, createCodexParser } from "./codex-events.js";
+
+const CAPABILITIES = Object.freeze({ resume: true, skills: "staged", usage: "full" }) satisfies BackendCapabilities;
+
+/**
+ * What `keel doctor` shows for the Codex adapter: its command, capabilities and the CLI
+ * versions it is proven against (the real CLI, offline, against a fake provider).
+ */
+export const adapterInfo: CliAdapterInfo = {
+  id: "codex",
+  kind: "cli",
+  command: "codex",
+  capabilities: CAPABILITIES,
+  provenAgainst: "real-cli",
+  versions: { provenWith: "0.171.0", below: "0.172.0" },
+};
 
 /** Codex sandbox modes. */
 export type CodexSandbox = "read-only" | "workspace-write" | "danger-full-access";
@@ -37,7 +52,7 @@ export function createCodexBackend(options: CodexBackendOptions = {}): Backend {
   return createCliBackend(
     {
       id: "codex",
-      capabilities: { resume: true, skills: "staged", usage: "full" },
+      capabilities: CAPABILITIES,
       defaultCommand: "codex",
       buildInvocation: ({ request, model, resumeThreadId }) =>
         invocation([

@@ -1,5 +1,6 @@
-import { createJsonLineParser, type StreamParser } from "../stream-parser.js";
-import { asRecord, asString, captureThreadId, errorMessage, idField, setTurnUsage } from "../internal/loose.js";
+import { createJsonLineParser, type StreamParser } from "../kit/index.js";
+import { asRecord, asString, captureThreadId, errorMessage, idField, setTurnUsage } from "../kit/index.js";
+import { normalizeCodexUsage } from "./codex-usage.js";
 
 /**
  * Codex says a thread is gone with "no rollout found for thread id …" (codex-cli 0.130), "state db
@@ -38,7 +39,7 @@ export function createCodexParser(): StreamParser {
       }
       case "turn.completed":
         findings.terminal = true;
-        setTurnUsage(findings, event, "codex");
+        setTurnUsage(findings, normalizeCodexUsage(event));
         if (transientError) {
           findings.inBandError = null;
           transientError = false;

@@ -1,9 +1,24 @@
 import { randomUUID } from "node:crypto";
 import { validateOrThrow } from "@keel/core";
 import { z } from "zod";
-import { withPlainEnv, type Backend } from "../backend-port.js";
-import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, type CliBackendOptions } from "../cli-backend.js";
+import { withPlainEnv, type Backend, type BackendCapabilities } from "@keel/backend";
+import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, type CliBackendOptions, type CliAdapterInfo } from "../kit/index.js";
 import { COPILOT_RESUME_FAILURE, createCopilotParser } from "./copilot-events.js";
+
+const CAPABILITIES = Object.freeze({ resume: true, skills: "staged", usage: "partial" }) satisfies BackendCapabilities;
+
+/**
+ * What `keel doctor` shows for the Copilot CLI adapter: its command, capabilities and the CLI
+ * versions it is proven against (the real CLI, offline, against a fake provider).
+ */
+export const adapterInfo: CliAdapterInfo = {
+  id: "copilot",
+  kind: "cli",
+  command: "copilot",
+  capabilities: CAPABILITIES,
+  provenAgainst: "real-cli",
+  versions: { provenWith: "1.0.102", below: "1.1.0" },
+};
 
 /** Options of {@link createCopilotBackend}. */
 export interface CopilotBackendOptions extends CliBackendOptions {
@@ -40,7 +55,7 @@ export function createCopilotBackend(options: CopilotBackendOptions = {}): Backe
   return createCliBackend(
     {
       id: "copilot",
-      capabilities: { resume: true, skills: "staged", usage: "partial" },
+      capabilities: CAPABILITIES,
       defaultCommand: "copilot",
       ...(assignSessionId ? { assignThreadId: () => randomUUID() } : {}),
       buildInvocation: ({ request, model, resumeThreadId, assignedThreadId }) =>

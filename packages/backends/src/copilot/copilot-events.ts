@@ -1,5 +1,6 @@
-import { createJsonLineParser, type StreamParser } from "../stream-parser.js";
-import { addStepUsage, asRecord, asString, idField } from "../internal/loose.js";
+import { createJsonLineParser, type StreamParser } from "../kit/index.js";
+import { addStepUsage, asRecord, asString, idField } from "../kit/index.js";
+import { normalizeCopilotUsage } from "./copilot-usage.js";
 
 /** Copilot CLI (≥ 1.0.49) says a session is gone with "No session, task, or name matched '<id>'." and exit code 1. */
 export const COPILOT_RESUME_FAILURE = /no session, task, or name matched|session .*not found/i;
@@ -17,7 +18,7 @@ export function createCopilotParser(assignedThreadId: string | null = null): Str
       const data = asRecord(event.data);
       const content = asString(data?.content);
       if (content !== undefined) findings.text = content;
-      addStepUsage(findings, data, "copilot");
+      addStepUsage(findings, normalizeCopilotUsage(data));
       return;
     }
     if (event.type !== "result") return;

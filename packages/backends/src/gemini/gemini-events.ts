@@ -1,5 +1,6 @@
-import { createJsonLineParser, type StreamParser } from "../stream-parser.js";
-import { asRecord, asString, captureThreadId, errorMessage, idField, setTurnUsage } from "../internal/loose.js";
+import { createJsonLineParser, type StreamParser } from "../kit/index.js";
+import { asRecord, asString, captureThreadId, errorMessage, idField, setTurnUsage } from "../kit/index.js";
+import { normalizeGeminiUsage } from "./gemini-usage.js";
 
 /**
  * Gemini CLI says a session is gone with `Error resuming session: Invalid session identifier "…"`
@@ -37,7 +38,7 @@ export function createGeminiParser(): StreamParser {
         return;
       case "result": {
         findings.terminal = true;
-        setTurnUsage(findings, event, "gemini");
+        setTurnUsage(findings, normalizeGeminiUsage(event));
         const status = asString(event.status);
         if (status !== "success") findings.inBandError = errorMessage(asRecord(event.error)) ?? lastError ?? `result status ${status ?? "missing"}`;
         return;

@@ -1,5 +1,6 @@
-import { createJsonLineParser, type StreamParser } from "../stream-parser.js";
-import { asString, errorMessage, idField, setTurnUsage } from "../internal/loose.js";
+import { createJsonLineParser, type StreamParser } from "../kit/index.js";
+import { asString, errorMessage, idField, setTurnUsage } from "../kit/index.js";
+import { normalizeClaudeCodeUsage } from "../claude-code/claude-code-usage.js";
 
 /**
  * Grok Build's `-r` "errors if not found"; its exact message is not documented, so the usual
@@ -28,7 +29,7 @@ export function createGrokParser(assignedThreadId: string | null = null): Stream
       case "end": {
         findings.terminal = true;
         findings.threadId = idField(event, "sessionId") ?? findings.threadId;
-        setTurnUsage(findings, event, "grok");
+        setTurnUsage(findings, normalizeClaudeCodeUsage(event, "grok"));
         const stopReason = asString(event.stopReason);
         if (stopReason !== undefined && /cancel/i.test(stopReason)) findings.inBandError ??= `turn stopped: ${stopReason}`;
         return;

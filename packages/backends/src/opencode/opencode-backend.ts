@@ -1,11 +1,26 @@
 import { KeelError, validateOrThrow } from "@keel/core";
 import { errAsync } from "neverthrow";
 import { z } from "zod";
-import { withPlainEnv, type Backend } from "../backend-port.js";
-import { backendError } from "../backend-errors.js";
-import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, type CliBackendOptions } from "../cli-backend.js";
-import { stageSkillLinks } from "../internal/skill-staging.js";
+import { withPlainEnv, type Backend, type BackendCapabilities } from "@keel/backend";
+import { backendError } from "@keel/backend";
+import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, type CliBackendOptions, type CliAdapterInfo } from "../kit/index.js";
+import { stageSkillLinks } from "../kit/index.js";
 import { OPENCODE_RESUME_FAILURE, createOpenCodeParser } from "./opencode-events.js";
+
+const CAPABILITIES = Object.freeze({ resume: true, skills: "native", usage: "full" }) satisfies BackendCapabilities;
+
+/**
+ * What `keel doctor` shows for the OpenCode adapter: its command, capabilities and the CLI
+ * versions it is proven against (the real CLI, offline, against a fake provider).
+ */
+export const adapterInfo: CliAdapterInfo = {
+  id: "opencode",
+  kind: "cli",
+  command: "opencode",
+  capabilities: CAPABILITIES,
+  provenAgainst: "real-cli",
+  versions: { provenWith: "1.18.33", below: "1.19.0" },
+};
 
 /** Options of {@link createOpenCodeBackend}. */
 export interface OpenCodeBackendOptions extends CliBackendOptions {
@@ -53,7 +68,7 @@ export function createOpenCodeBackend(options: OpenCodeBackendOptions = {}): Bac
   return createCliBackend(
     {
       id: "opencode",
-      capabilities: { resume: true, skills: "native", usage: "full" },
+      capabilities: CAPABILITIES,
       defaultCommand: "opencode",
       buildInvocation: ({ request, model, resumeThreadId, env }) => {
         const args = [

@@ -1,5 +1,6 @@
-import { createJsonLineParser, type StreamParser } from "../stream-parser.js";
-import { addStepUsage, asRecord, asString, captureThreadId, errorMessage, idField } from "../internal/loose.js";
+import { createJsonLineParser, type StreamParser } from "../kit/index.js";
+import { addStepUsage, asRecord, asString, captureThreadId, errorMessage, idField } from "../kit/index.js";
+import { normalizeOpenCodeUsage } from "./opencode-usage.js";
 
 /**
  * OpenCode says a session is gone with `NotFoundError … Session not found: ses_…` on stderr and
@@ -31,7 +32,7 @@ export function createOpenCodeParser(): StreamParser {
       }
       case "step_finish":
         findings.terminal = true;
-        addStepUsage(findings, event, "opencode");
+        addStepUsage(findings, normalizeOpenCodeUsage(event));
         return;
       case "error":
         findings.inBandError = errorMessage(event.error) ?? "error";

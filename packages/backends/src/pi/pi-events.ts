@@ -1,5 +1,6 @@
-import { createJsonLineParser, type StreamParser } from "../stream-parser.js";
-import { addStepUsage, asRecord, asString, captureThreadId, idField, textOfContent } from "../internal/loose.js";
+import { createJsonLineParser, type StreamParser } from "../kit/index.js";
+import { addStepUsage, asRecord, asString, captureThreadId, idField, textOfContent } from "../kit/index.js";
+import { normalizePiUsage } from "./pi-usage.js";
 
 /**
  * pi says a thread is gone with "No session found matching '<id>'" (stderr, exit 1). A session
@@ -23,7 +24,7 @@ export function createPiParser(): StreamParser {
       case "message_end": {
         const message = asRecord(event.message);
         if (message?.role !== "assistant") return;
-        addStepUsage(findings, message.usage, "pi");
+        addStepUsage(findings, normalizePiUsage(message.usage));
         const text = textOfContent(message.content);
         if (text !== undefined && text !== "") findings.text = text;
         const stopReason = asString(message.stopReason);

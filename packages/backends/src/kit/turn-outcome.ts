@@ -1,6 +1,6 @@
-import { emptyUsage, type KeelError, type Usage } from "@keel/core";
+import { backendError, isTransientFailure, type BackendFileAccess } from "@keel/backend";
+import { emptyUsage, type JsonObject, type KeelError, type Usage } from "@keel/core";
 import { err, ok, type Result } from "neverthrow";
-import { backendError } from "./backend-errors.js";
 
 /**
  * What a stream parser learned from one run's stdout. Parsers fill it in line by line;
@@ -11,8 +11,14 @@ export interface StreamFindings {
   threadId: string | null;
   /** The final answer text, or `null` when none was seen. */
   text: string | null;
-  /** Normalized usage summed over the run. */
+  /** Normalized usage of this turn (summed over its steps; never a thread's running total). */
   usage: Usage;
+  /** The file reads, writes and searches seen in the agent's tool calls, in order. */
+  fileAccess: BackendFileAccess[];
+  /** Tool calls seen (every tool, file or not). */
+  toolCalls: number;
+  /** What the adapter wants the host to keep with the thread (`BackendTurnResult.resumeState`), or `null`. */
+  resumeState: JsonObject | null;
   /** Whether the CLI's terminal event (e.g. Claude's `result`) was seen. */
   terminal: boolean;
   /** Message of an in-band error event (a failure even when the process exits 0). */
@@ -33,6 +39,9 @@ export function emptyFindings(): StreamFindings {
     threadId: null,
     text: null,
     usage: emptyUsage(),
+    fileAccess: [],
+    toolCalls: 0,
+    resumeState: null,
     terminal: false,
     inBandError: null,
     events: 0,
@@ -74,8 +83,14 @@ export interface ParsedTurn {
   text: string;
   /** The thread the turn ran in. */
   threadId: string | null;
-  /** Normalized usage. */
+  /** Normalized usage of this turn. */
   usage: Usage;
+  /** File accesses seen in the tool calls. */
+  fileAccess: BackendFileAccess[];
+  /** Tool calls seen. */
+  toolCalls: number;
+  /** State to keep with the thread, when the adapter has some. */
+  resumeState?: JsonObject;
 }
 
 function firstLine(text: string): string {
@@ -93,8 +108,10 @@ function firstLine(text: string): string {
  *
  * 1. resuming, and the CLI said the thread is gone (in-band, on stderr or as stray output; or a
  *    listed exit code; or no event at all where that is how the CLI fails) → `resume_failed`;
- * 2. an in-band error event → `backend_failed` (even with exit code 0);
- * 3. a non-zero exit or a signal → `backend_failed`;
+ * 2. an in-band error event → `backend_failed` (even with exit code 0), with the CLI's message;
+ * 3. a non-zero exit or a signal → `backend_failed`, with the first line of stderr or stray output;
+ *    both are `retryable` when the CLI's words say the failure is transient (`isTransientFailure`:
+ *    429, 5xx, 529, overloaded);
  * 4. stray non-JSON output, an invalid field, no terminal event, or a fresh resumable turn
  *    without a thread id → `corrupt`;
  * 5. otherwise the turn succeeded.
@@ -119,13 +136,15 @@ export function decideTurnOutcome(findings: StreamFindings, exit: TurnExit, rule
       );
     }
   }
+  const retryable = isTransientFailure(findings.inBandError ?? "", exit.stderr, findings.strayText);
   if (findings.inBandError !== null) {
-    return err(backendError("backend_failed", rules.backend, `${rules.backend} reported an error: ${firstLine(findings.inBandError)}`, context));
+    const message = `${rules.backend} reported an error: ${firstLine(findings.inBandError)}`;
+    return err(backendError("backend_failed", rules.backend, message, { ...context, retryable }));
   }
   if (failed) {
     const how = exit.signal !== null ? `was killed by ${exit.signal}` : `exited with code ${exit.exitCode}`;
     const why = firstLine(exit.stderr) || firstLine(findings.strayText);
-    return err(backendError("backend_failed", rules.backend, `${rules.backend} ${how}${why ? `: ${why}` : ""}`, context));
+    return err(backendError("backend_failed", rules.backend, `${rules.backend} ${how}${why ? `: ${why}` : ""}`, { ...context, retryable }));
   }
   const corrupt = (reason: string) =>
     err(backendError("corrupt", rules.backend, `${rules.backend} output is not what it promises: ${reason}`, context));
@@ -133,5 +152,12 @@ export function decideTurnOutcome(findings: StreamFindings, exit: TurnExit, rule
   if (findings.corruptReason !== null) return corrupt(findings.corruptReason);
   if (!findings.terminal) return corrupt(findings.events === 0 ? "no event at all" : "the stream ended before its final event");
   if (rules.requireThreadId === true && threadId === null) return corrupt("no thread id was reported");
-  return ok({ text: findings.text ?? "", threadId, usage: findings.usage });
+  return ok({
+    text: findings.text ?? "",
+    threadId,
+    usage: findings.usage,
+    fileAccess: findings.fileAccess,
+    toolCalls: findings.toolCalls,
+    ...(findings.resumeState === null ? {} : { resumeState: findings.resumeState }),
+  });
 }

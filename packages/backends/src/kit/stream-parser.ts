@@ -1,5 +1,4 @@
-import type { StreamFindings } from "./turn-outcome.js";
-import { emptyFindings } from "./turn-outcome.js";
+import { emptyFindings, type StreamFindings } from "./turn-outcome.js";
 
 /** One parsed stdout event: a JSON object, read loosely (fields may be missing or of another type). */
 export type JsonEvent = Readonly<Record<string, unknown>>;

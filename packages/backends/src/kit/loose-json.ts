@@ -1,19 +1,28 @@
-import { addUsage, normalizeUsage, type UsageDialect } from "@keel/core";
-import type { StreamFindings } from "../turn-outcome.js";
+import { addUsage, type KeelError, type Usage } from "@keel/core";
+import type { Result } from "neverthrow";
+import type { StreamFindings } from "./turn-outcome.js";
 
-/** Loose readers for foreign JSON: they return `undefined` instead of trusting a shape. */
+/** A JSON object read loosely: any field may be missing or of another type. */
 export type Loose = Readonly<Record<string, unknown>>;
 
+/** `value` as an object, or `undefined` (arrays and `null` are not objects here). */
 export function asRecord(value: unknown): Loose | undefined {
   return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Loose) : undefined;
 }
 
+/** `value` as an array, or an empty one. */
 export function asArray(value: unknown): readonly unknown[] {
   return Array.isArray(value) ? value : [];
 }
 
+/** `value` as a string, or `undefined`. */
 export function asString(value: unknown): string | undefined {
   return typeof value === "string" ? value : undefined;
+}
+
+/** `value` as a finite number, or `undefined`. */
+export function asNumber(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isFinite(value) ? value : undefined;
 }
 
 /** A non-empty string field, e.g. a thread id. */
@@ -38,15 +47,13 @@ export function textOfContent(content: unknown): string | undefined {
 }
 
 /** Adds one step's usage to the findings (per-step backends), or marks the stream corrupt. */
-export function addStepUsage(findings: StreamFindings, raw: unknown, dialect: UsageDialect): void {
-  const usage = normalizeUsage(raw, dialect);
+export function addStepUsage(findings: StreamFindings, usage: Result<Usage, KeelError>): void {
   if (usage.isErr()) findings.corruptReason ??= usage.error.message;
   else findings.usage = addUsage(findings.usage, usage.value);
 }
 
 /** Replaces the findings' usage with one whole-turn report, or marks the stream corrupt. */
-export function setTurnUsage(findings: StreamFindings, raw: unknown, dialect: UsageDialect): void {
-  const usage = normalizeUsage(raw, dialect);
+export function setTurnUsage(findings: StreamFindings, usage: Result<Usage, KeelError>): void {
   if (usage.isErr()) findings.corruptReason ??= usage.error.message;
   else findings.usage = usage.value;
 }

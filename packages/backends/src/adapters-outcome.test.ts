@@ -10,12 +10,15 @@ import { createGrokParser } from "./grok/index.js";
 import { createOpenCodeParser } from "./opencode/index.js";
 import { createPiParser } from "./pi/index.js";
 import { createClaudeStyleParser } from "./claude-code/index.js";
-import { createJsonLineParser, decideTurnOutcome, emptyFindings, type StreamFindings, type StreamParser, type TurnExit } from "./index.js";
+import { createJsonLineParser, decideTurnOutcome, emptyFindings, type StreamFindings, type StreamParser, type TurnExit } from "./kit/index.js";
 
 const findingsArbitrary: fc.Arbitrary<StreamFindings> = fc.record({
   threadId: fc.option(fc.string({ minLength: 1 }), { nil: null }),
   text: fc.option(fc.string(), { nil: null }),
   usage: fc.constant(emptyUsage()),
+  fileAccess: fc.constant([]),
+  toolCalls: fc.nat(5),
+  resumeState: fc.constant(null),
   terminal: fc.boolean(),
   inBandError: fc.option(fc.string(), { nil: null }),
   events: fc.nat(20),

@@ -1,11 +1,19 @@
-import { KeelError, utf8Bytes, validateOrThrow } from "@keel/core";
+import {
+  backendError,
+  validateBackendTurnRequest,
+  withBackendContext,
+  withPlainEnv,
+  type Backend,
+  type BackendCapabilities,
+  type BackendTurnRequest,
+  type BackendTurnResult,
+} from "@keel/backend";
+import { KeelError, utf8Bytes, validateOrThrow, type JsonObject } from "@keel/core";
 import { errAsync, okAsync, ResultAsync } from "neverthrow";
 import { z } from "zod";
-import { backendError, withBackendContext } from "./backend-errors.js";
-import { validateTurnRequest, withPlainEnv, type Backend, type BackendCapabilities, type TurnRequest, type TurnResult } from "./backend-port.js";
 import { runProcess } from "./process-runner.js";
 import type { StreamParser } from "./stream-parser.js";
-import { decideTurnOutcome, type TurnOutcomeRules } from "./turn-outcome.js";
+import { decideTurnOutcome, type ParsedTurn, type TurnOutcomeRules } from "./turn-outcome.js";
 
 /**
  * Largest prompt passed as one argument: Linux limits a single argv string to 128 KiB
@@ -59,7 +67,7 @@ export const CliBackendOptionsSchema = z.strictObject({
 /** What an adapter knows when it builds one turn's command line. */
 export interface CliInvocationContext {
   /** The validated request. */
-  request: TurnRequest;
+  request: BackendTurnRequest;
   /** The model to pass: the request's, else the adapter option's, else none. */
   model: string | undefined;
   /** The thread to resume, or `null` for a fresh turn. */
@@ -76,6 +84,8 @@ export interface CliInvocation {
   args: string[];
   /** Environment the adapter adds (wins over everything else). */
   env?: Record<string, string>;
+  /** Text for the process's stdin (e.g. the prompt, for CLIs that mangle it as an argument); stdin is closed otherwise. */
+  stdin?: string;
   /** Called once the process has ended, e.g. to remove a staging directory. */
   cleanup?: () => Promise<void>;
 }
@@ -99,10 +109,31 @@ export interface CliAdapter {
   assignThreadId?: () => string;
   /** Builds the arguments (and environment) of one turn. */
   buildInvocation(context: CliInvocationContext): ResultAsync<CliInvocation, KeelError>;
+  /**
+   * Whether the prompt goes to the CLI on stdin ({@link CliInvocation.stdin}) rather than as an
+   * argument: the argument-length limit ({@link CliBackendOptions.maxPromptBytes}) then does not apply.
+   */
+  promptOnStdin?: boolean;
   /** A parser for one run's stdout. */
-  createParser(context: { resumeThreadId: string | null; assignedThreadId: string | null }): StreamParser;
+  createParser(context: CliParserContext): StreamParser;
   /** How this CLI reports a gone thread and what a successful run must show. */
   outcome: Omit<TurnOutcomeRules, "backend" | "resumeThreadId">;
+  /**
+   * Completes a successful turn from what the CLI left outside its stdout (e.g. Copilot's token
+   * counts in its session-state `events.jsonl`). Called once, after the outcome was decided; an
+   * error here fails the turn, so read leniently and leave unknown buckets `null`.
+   */
+  completeTurn?(turn: ParsedTurn, context: CliInvocationContext): ResultAsync<ParsedTurn, KeelError>;
+}
+
+/** What a parser knows about the turn it reads. */
+export interface CliParserContext {
+  /** The thread being resumed, or `null` for a fresh turn. */
+  resumeThreadId: string | null;
+  /** The id assigned to a fresh thread (see {@link CliAdapter.assignThreadId}), or `null`. */
+  assignedThreadId: string | null;
+  /** The request's {@link BackendTurnRequest.resumeState} when resuming, else `null`. */
+  resumeState: JsonObject | null;
 }
 
 function processEnvironment(): Record<string, string> {
@@ -131,8 +162,8 @@ export function createCliBackend(adapter: CliAdapter, options: CliBackendOptions
   const command = settings.command ?? adapter.defaultCommand;
   const maxPromptBytes = settings.maxPromptBytes ?? DEFAULT_MAX_PROMPT_BYTES;
 
-  const runTurn = (input: TurnRequest, signal?: AbortSignal): ResultAsync<TurnResult, KeelError> => {
-    const valid = validateTurnRequest(input);
+  const runTurn = (input: BackendTurnRequest, signal?: AbortSignal): ResultAsync<BackendTurnResult, KeelError> => {
+    const valid = validateBackendTurnRequest(input);
     if (valid.isErr()) return errAsync(withBackendContext(valid.error, adapter.id, null));
     const request = valid.value;
     const resumeThreadId = request.threadId ?? null;
@@ -145,7 +176,7 @@ export function createCliBackend(adapter: CliAdapter, options: CliBackendOptions
     }
     if (signal?.aborted) return errAsync(backendError("aborted", adapter.id, `${adapter.id} turn was aborted before it started`));
     const promptBytes = utf8Bytes(request.prompt);
-    if (promptBytes > maxPromptBytes) {
+    if (!adapter.promptOnStdin && promptBytes > maxPromptBytes) {
       return errAsync(
         backendError("too_large", adapter.id, `prompt of ${promptBytes} bytes exceeds the ${maxPromptBytes}-byte argument limit of ${adapter.id}`, {
           extra: { promptBytes, maxPromptBytes },
@@ -160,12 +191,14 @@ export function createCliBackend(adapter: CliAdapter, options: CliBackendOptions
     };
     const context: CliInvocationContext = { request, model: request.model ?? settings.model, resumeThreadId, assignedThreadId, env };
     return adapter.buildInvocation(context).andThen((invocation) => {
-      const parser = adapter.createParser({ resumeThreadId, assignedThreadId });
+      const resumeState = resumeThreadId === null ? null : (request.resumeState ?? null);
+      const parser = adapter.createParser({ resumeThreadId, assignedThreadId, resumeState });
       const run = runProcess({
         command,
         args: [...(settings.commandArgs ?? []), ...invocation.args],
         cwd: request.cwd,
         env: { ...env, ...invocation.env },
+        ...(invocation.stdin === undefined ? {} : { stdin: invocation.stdin }),
         timeoutMs: request.timeoutMs,
         ...(signal ? { signal } : {}),
         onLine: (line) => parser.push(line),
@@ -174,11 +207,12 @@ export function createCliBackend(adapter: CliAdapter, options: CliBackendOptions
         ...(settings.killGraceMs === undefined ? {} : { killGraceMs: settings.killGraceMs }),
       })
         .mapErr((error) => withBackendContext(error, adapter.id, parser.threadId ?? assignedThreadId ?? resumeThreadId))
-        .andThen((exit) =>
-          decideTurnOutcome(parser.findings(), exit, { ...adapter.outcome, backend: adapter.id, resumeThreadId }).map(
-            (parsed): TurnResult => ({ ...parsed, durationMs: exit.durationMs, exitCode: exit.exitCode }),
-          ),
-        );
+        .andThen((exit) => {
+          const decided = decideTurnOutcome(parser.findings(), exit, { ...adapter.outcome, backend: adapter.id, resumeThreadId });
+          const complete = adapter.completeTurn;
+          const completed = decided.asyncAndThen((parsed) => (complete ? complete(parsed, context) : okAsync(parsed)));
+          return completed.map((parsed): BackendTurnResult => ({ ...parsed, durationMs: exit.durationMs, exitCode: exit.exitCode }));
+        });
       const cleanup = invocation.cleanup;
       if (!cleanup) return run;
       return new ResultAsync(

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { promptArgument, validateTurnRequest } from "./index.js";
+import { validateBackendTurnRequest as validateTurnRequest } from "@keel/backend";
+import { promptArgument } from "./index.js";
 
 const base = { prompt: "hello", cwd: "/work/repo", timeoutMs: 1000 };
 

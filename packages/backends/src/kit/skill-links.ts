@@ -6,7 +6,9 @@ import { ResultAsync } from "neverthrow";
 
 /** A temporary directory holding links to a turn's skills, removed by `cleanup`. */
 export interface StagedSkills {
+  /** The temporary directory (pass it to the CLI). */
   dir: string;
+  /** Removes the directory (the skills it links to are untouched). */
   cleanup: () => Promise<void>;
 }
 

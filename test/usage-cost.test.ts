@@ -1,8 +1,15 @@
-import { readFileSync } from "node:fs";
+// Cross-package: each adapter's usage dialect (@keel/backends) priced by @keel/budget, on real
+// recorded CLI output. (Moved from packages/budget/test when the dialects left @keel/core.)
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { actualsFromUsage, normalizeUsage, priceUsage, type Usage } from "@keel/budget";
+import { normalizeClaudeCodeUsage } from "@keel/backends/claude-code";
+import { normalizeCodexUsage } from "@keel/backends/codex";
+import { normalizeCopilotUsage } from "@keel/backends/copilot";
+import { actualsFromUsage, priceUsage, type Usage } from "@keel/budget";
 import { describe, expect, it } from "vitest";
-import { FIXTURES_DIR, sharedFixturesPresent } from "./shared-fixtures.js";
+
+const FIXTURES_DIR = process.env.KEEL_SHARED_FIXTURES ?? path.resolve(import.meta.dirname, "../../shared/fixtures");
+const sharedFixturesPresent = () => existsSync(path.join(FIXTURES_DIR, "cli"));
 
 const cli = (name: string) => readFileSync(path.join(FIXTURES_DIR, "cli", name), "utf8");
 const lines = (name: string) =>
@@ -12,9 +19,9 @@ const lines = (name: string) =>
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 
 describe.skipIf(!sharedFixturesPresent())("usage and cost on real CLI output", () => {
-  it("re-exports normalizeUsage and prices Claude Code's usage as Claude Code itself did", () => {
+  it("prices Claude Code's usage as Claude Code itself did", () => {
     const raw = JSON.parse(cli("claude-code.output-format-json.json")) as { total_cost_usd: number; modelUsage: Record<string, unknown> };
-    const usage = normalizeUsage(raw, "claude-code")._unsafeUnwrap();
+    const usage = normalizeClaudeCodeUsage(raw)._unsafeUnwrap();
     expect(usage.costUsd).toBe(raw.total_cost_usd);
     const reported = priceUsage(usage, "claude-opus-4-6")._unsafeUnwrap();
     expect(reported).toMatchObject({ basis: "reported", source: "backend", flagged: false });
@@ -29,7 +36,7 @@ describe.skipIf(!sharedFixturesPresent())("usage and cost on real CLI output", (
   it("counts Codex's cache-inclusive input once and prices it (cache writes are not billed)", () => {
     const completed = lines("codex-exec.json.jsonl").find((event) => event["type"] === "turn.completed")!;
     const raw = (completed["usage"] as Record<string, number>)!;
-    const usage = normalizeUsage(completed, "codex")._unsafeUnwrap();
+    const usage = normalizeCodexUsage(completed)._unsafeUnwrap();
     const { actual, cost } = actualsFromUsage(usage, { model: "gpt-5-codex" })._unsafeUnwrap();
     expect(actual.tokens).toBe(raw["input_tokens"]! + raw["output_tokens"]!);
     expect(cost).toMatchObject({ basis: "priced", flagged: false });
@@ -39,7 +46,7 @@ describe.skipIf(!sharedFixturesPresent())("usage and cost on real CLI output", (
 
   it("flags Copilot's output-only usage as a partial cost and keeps the cost reservation", () => {
     const messages = lines("copilot-cli.output-format-json.jsonl").filter((event) => event["type"] === "assistant.message");
-    const usage = normalizeUsage(messages, "copilot")._unsafeUnwrap();
+    const usage = normalizeCopilotUsage(messages)._unsafeUnwrap();
     expect(usage.inputUncached).toBeNull();
     const { actual, cost } = actualsFromUsage(usage, { model: "claude-opus-4.6" })._unsafeUnwrap();
     expect(cost).toMatchObject({ basis: "partial", flagged: true });
@@ -50,7 +57,7 @@ describe.skipIf(!sharedFixturesPresent())("usage and cost on real CLI output", (
 
   it("leaves Cursor's undocumented usage unknown: no tokens, no cost, flagged", () => {
     const result = lines("cursor-agent.stream-json.jsonl").find((event) => event["type"] === "result");
-    const usage: Usage = normalizeUsage(result?.["usage"] ?? null, "cursor")._unsafeUnwrap();
+    const usage: Usage = normalizeClaudeCodeUsage(result?.["usage"] ?? null, "cursor")._unsafeUnwrap();
     const { actual, cost } = actualsFromUsage(usage, { model: "Claude 4 Sonnet" })._unsafeUnwrap();
     expect(actual).toEqual({ tokens: null, timeMs: null, costMicroUsd: null });
     expect(cost).toMatchObject({ basis: "unpriced", costUsd: null, flagged: true });

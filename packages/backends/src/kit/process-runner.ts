@@ -5,9 +5,9 @@ import { performance } from "node:perf_hooks";
 import { KeelError, validate, type JsonValue, type KeelErrorCode } from "@keel/core";
 import { err, errAsync, ok, ResultAsync, type Result } from "neverthrow";
 import { z } from "zod";
-import { stderrTail } from "./backend-errors.js";
-import { createBoundedCapture } from "./internal/bounded-capture.js";
-import { createLineSplitter } from "./internal/line-splitter.js";
+import { stderrTail } from "@keel/backend";
+import { createBoundedCapture } from "../internal/bounded-capture.js";
+import { createLineSplitter } from "../internal/line-splitter.js";
 
 /** Default longest stdout line: 64 MiB (OpenCode can print a whole file read as one line). */
 export const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
@@ -30,6 +30,11 @@ export interface RunProcessOptions {
   timeoutMs: number;
   /** Aborts the run the same way as the timeout. */
   signal?: AbortSignal;
+  /**
+   * Text written to the process's stdin, which is then closed (default: stdin is `/dev/null`).
+   * For CLIs that take the prompt on stdin (OpenCode): no argument-length limit, no quoting.
+   */
+  stdin?: string;
   /** Called with each stdout line (without its newline), in order. Must not throw. */
   onLine: (line: string) => void;
   /** Longest stdout line accepted (default {@link DEFAULT_MAX_LINE_BYTES}); a longer one stops the run with `too_large`. */
@@ -61,6 +66,7 @@ const RunProcessOptionsSchema = z.object({
   env: z.record(z.string(), z.string()),
   timeoutMs: z.number().int().positive(),
   signal: z.custom<AbortSignal>((value) => value === undefined || value instanceof AbortSignal).optional(),
+  stdin: z.string().optional(),
   onLine: z.custom<(line: string) => void>((value) => typeof value === "function", { message: "must be a function" }),
   maxLineBytes: z.number().int().positive().optional(),
   maxStderrBytes: z.number().int().min(1024).optional(),
@@ -69,7 +75,8 @@ const RunProcessOptionsSchema = z.object({
 
 /**
  * The shared process runner of every CLI adapter. Spawns `command` with an argument array (never
- * a shell string) in its own process group, with `cwd` and `env` given and stdin closed; feeds
+ * a shell string) in its own process group, with `cwd` and `env` given and stdin closed (or fed
+ * `stdin` and then closed); feeds
  * stdout to `onLine` line by line (LF framing, large line buffer); keeps a bounded stderr; on
  * timeout or abort kills the whole process group (SIGTERM, then SIGKILL after the grace period)
  * and waits for the process to be reaped, so no child is left behind. When the process exits on
@@ -126,13 +133,13 @@ interface Failure {
   cause?: unknown;
 }
 
-/** Spawns `command` as the leader of a new process group, stdin closed, stdout and stderr piped. */
+/** Spawns `command` as the leader of a new process group, stdin closed (or piped when given), stdout and stderr piped. */
 function spawnInGroup(options: RunProcessOptions): ChildProcess | KeelError {
   try {
     return spawn(options.command, [...options.args], {
       cwd: options.cwd,
       env: { ...options.env },
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: [options.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
       detached: true,
       shell: false,
       windowsHide: true,
@@ -211,6 +218,11 @@ function supervise(options: RunProcessOptions): Promise<Result<ProcessExit, Keel
     // The signal may have fired while the cwd was being checked.
     if (options.signal?.aborted) onAbort();
 
+    if (options.stdin !== undefined && child.stdin) {
+      // A CLI that exits without reading its stdin makes the write fail with EPIPE: not an error here.
+      child.stdin.on("error", () => undefined);
+      child.stdin.end(options.stdin);
+    }
     child.stdout?.on("data", (chunk: Buffer) => splitter.push(chunk));
     child.stderr?.on("data", (chunk: Buffer) => stderr.push(chunk));
     child.on("error", (cause) => {

@@ -1,0 +1,54 @@
+import { addUsage, emptyUsage, type KeelError, type Usage } from "@keel/core";
+import { err, ok, type Result } from "neverthrow";
+import { asRecord, childRecord, readUsageFields, readUsageReport, withoutPart } from "../kit/index.js";
+
+/**
+ * Gemini CLI: stream-json `result.stats.{input_tokens (= cached + input), input, cached,
+ * output_tokens}`, or json-mode `stats.models[model].tokens.{prompt, cached, candidates,
+ * thoughts, tool}` summed over models (`tool` prompt tokens are outside `prompt`, `thoughts`
+ * outside `candidates`).
+ *
+ * @returns the usage, or `invalid_input` for a present field that is not a valid count.
+ */
+export function normalizeGeminiUsage(raw: unknown): Result<Usage, KeelError> {
+  return readUsageReport(
+    "gemini",
+    raw,
+    (record, fields) => {
+      const stats = childRecord(record, "stats") ?? record;
+      const models = childRecord(stats, "models");
+      if (stats.input_tokens !== undefined || models === undefined) {
+        return readUsageFields({
+          total: fields.count(stats, "input_tokens"),
+          uncached: fields.count(stats, "input"),
+          cached: fields.count(stats, "cached"),
+          output: fields.count(stats, "output_tokens"),
+        }).map((read) => ({
+          inputUncached: read.uncached ?? withoutPart(read.total, read.cached),
+          cacheRead: read.cached,
+          cacheWrite: null,
+          output: read.output,
+          reasoning: null,
+          costUsd: null,
+        }));
+      }
+      let sum = emptyUsage();
+      for (const model of Object.values(models)) {
+        const tokens = childRecord(asRecord(model) ?? {}, "tokens") ?? {};
+        const read = readUsageFields({
+          prompt: fields.count(tokens, "prompt"),
+          cached: fields.count(tokens, "cached"),
+          candidates: fields.count(tokens, "candidates"),
+          thoughts: fields.count(tokens, "thoughts"),
+          tool: fields.count(tokens, "tool"),
+        });
+        if (read.isErr()) return err(read.error);
+        const { prompt, cached, candidates, thoughts, tool } = read.value;
+        const uncachedPrompt = withoutPart(prompt, cached);
+        const inputUncached = uncachedPrompt === null ? tool : uncachedPrompt + (tool ?? 0);
+        sum = addUsage(sum, { inputUncached, cacheRead: cached, cacheWrite: null, output: candidates, reasoning: thoughts, costUsd: null });
+      }
+      return ok(sum);
+    },
+  );
+}
