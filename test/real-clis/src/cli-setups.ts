@@ -3,7 +3,7 @@
 // with, and the answers to the side calls it makes besides the turn itself.
 import { writeFile, mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import type { Backend } from "@keel/backends";
+import type { Backend } from "@keel/backend";
 import { createClaudeCodeBackend } from "@keel/backends/claude-code";
 import { createCodexBackend } from "@keel/backends/codex";
 import { createCopilotBackend } from "@keel/backends/copilot";
@@ -24,6 +24,8 @@ export interface RealCliSetup {
   format: FakeProviderFormat;
   /** The tool call that makes the CLI run `command` in its shell, in its cwd. */
   shellTool(command: string): FakeToolCall;
+  /** The tool call that makes the CLI read the file at absolute `path` with its own read tool (a shell `cat` for Codex, which has none). */
+  readTool(path: string): FakeToolCall;
   /**
    * Answers for the calls the CLI makes besides the turn (a title call, a classifier call), or
    * `undefined` for a turn call. Installed as the provider's `respond`.
@@ -57,6 +59,7 @@ async function pi(sandbox: CliSandbox, provider: FakeProvider): Promise<Omit<Rea
     backend: createPiBackend({ command: cliBinary("pi"), inheritEnv: false, env, provider: "fake", model: "fake-model", extraArgs: ["--no-extensions", "--no-context-files"] }),
     format: "openai-chat",
     shellTool: (command) => ({ name: "bash", arguments: { command } }),
+    readTool: (path) => ({ name: "read", arguments: { path } }),
     ...noSideCalls,
   };
 }
@@ -91,6 +94,7 @@ async function codex(sandbox: CliSandbox, provider: FakeProvider): Promise<Omit<
     backend: createCodexBackend({ command: cliBinary("codex"), inheritEnv: false, env, skipGitRepoCheck: true, extraArgs: ["--disable", "plugins", "--disable", "apps"] }),
     format: "openai-responses",
     shellTool: (command) => ({ name: "exec_command", arguments: { cmd: command } }),
+    readTool: (path) => ({ name: "exec_command", arguments: { cmd: `cat ${path}` } }),
     ...noSideCalls,
   };
 }
@@ -112,6 +116,7 @@ async function claudeCode(sandbox: CliSandbox, provider: FakeProvider): Promise<
     backend: createClaudeCodeBackend({ command: cliBinary("claude-code"), inheritEnv: false, env, model: "claude-sonnet-4-5" }),
     format: "anthropic-messages",
     shellTool: (command) => ({ name: "Bash", arguments: { command, description: "run a command" } }),
+    readTool: (path) => ({ name: "Read", arguments: { file_path: path } }),
     ...noSideCalls,
   };
 }
@@ -147,6 +152,7 @@ async function opencode(sandbox: CliSandbox, provider: FakeProvider): Promise<Om
     backend: createOpenCodeBackend({ command: cliBinary("opencode"), inheritEnv: false, env, model: "fake/fake-model" }),
     format: "openai-chat",
     shellTool: (command) => ({ name: "bash", arguments: { command, description: "run a command" } }),
+    readTool: (path) => ({ name: "read", arguments: { filePath: path } }),
     isSideCall,
     sideCall: (request) => (isSideCall(request) ? { text: "A title", usage: { inputUncached: 7, output: 3 } } : undefined),
   };
@@ -167,6 +173,7 @@ async function gemini(sandbox: CliSandbox, provider: FakeProvider): Promise<Omit
     backend: createGeminiBackend({ command: cliBinary("gemini"), inheritEnv: false, env, model: "gemini-2.5-flash" }),
     format: "gemini",
     shellTool: (command) => ({ name: "run_shell_command", arguments: { command } }),
+    readTool: (path) => ({ name: "read_file", arguments: { file_path: path } }),
     ...noSideCalls,
   };
 }
@@ -186,6 +193,7 @@ async function copilot(sandbox: CliSandbox, provider: FakeProvider): Promise<Omi
     backend: createCopilotBackend({ command: cliBinary("copilot"), inheritEnv: false, env, allowAll: true }),
     format: "openai-chat",
     shellTool: (command) => ({ name: "bash", arguments: { command, description: "run a command" } }),
+    readTool: (path) => ({ name: "view", arguments: { path } }),
     ...noSideCalls,
   };
 }

@@ -6,7 +6,7 @@ import { execFile } from "node:child_process";
 import { cp, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import type { TurnRequest, TurnResult } from "@keel/backends";
+import type { BackendTurnRequest as TurnRequest, BackendTurnResult as TurnResult } from "@keel/backend";
 import type { KeelError, Usage } from "@keel/core";
 import { reportedUsage, startFakeProvider, type FakeProvider, type FakeProviderRequest, type FakeReply, type FakeUsage } from "@keel/testkit/provider";
 import type { Result } from "neverthrow";
@@ -18,7 +18,7 @@ import { createRealCliSetup, type RealCliSetup } from "./cli-setups.js";
 export interface RealCliOptions {
   /** Timeout of an ordinary turn (default 120 s). */
   turnTimeoutMs?: number;
-  /** Turn timeout of the hang test: long enough for the CLI to start and send its call (default 20 s). */
+  /** Turn timeout of the hang test: long enough for the CLI to start and send its call (default 40 s). */
   hangTimeoutMs?: number;
   /** A thread id of the CLI's own shape that no run has made. */
   unknownThreadId: string;
@@ -90,13 +90,13 @@ function expectBilled(actual: Usage, billed: Usage): void {
 /** Registers the real-CLI behaviours of `cli` (one describe block). */
 export function describeRealCli(cli: RealCliId, options: RealCliOptions): void {
   const turnTimeoutMs = options.turnTimeoutMs ?? 120_000;
-  const hangTimeoutMs = options.hangTimeoutMs ?? 20_000;
+  const hangTimeoutMs = options.hangTimeoutMs ?? 40_000;
 
   describe(`${cli} ${REAL_CLI_VERSIONS[cli]} (real CLI, offline)`, () => {
     let provider: FakeProvider;
     let setup: RealCliSetup;
     let respond: (request: FakeProviderRequest) => FakeReply | undefined = () => undefined;
-    let firstThread: { threadId: string; text: string } | undefined;
+    let firstThread: { threadId: string; text: string; resumeState?: TurnResult["resumeState"] } | undefined;
 
     beforeAll(async () => {
       provider = (await startFakeProvider({ respond: (request) => setup.sideCall(request) ?? respond(request) }))._unsafeUnwrap();
@@ -137,13 +137,17 @@ export function describeRealCli(cli: RealCliId, options: RealCliOptions): void {
       expect(turnCalls[0]?.text).toContain("Name a colour and a place.");
       expectBilled(value.usage, billedFor(calls));
       expectNothingLeft();
-      firstThread = { threadId: value.threadId ?? "", text: "Fresh answer: amber-harbor." };
+      firstThread = { threadId: value.threadId ?? "", text: "Fresh answer: amber-harbor.", ...(value.resumeState ? { resumeState: value.resumeState } : {}) };
     });
 
     it("resumes that thread: the provider sees the earlier messages, the usage is this turn's only", async () => {
       expect(firstThread, "the fresh turn failed first").toBeDefined();
       const usage = { inputUncached: 120, cacheRead: 300, output: 9 };
-      const { result, calls, turnCalls } = await turn([{ text: "Second answer: still amber.", usage }], { prompt: "And the second question?", threadId: firstThread!.threadId });
+      const { result, calls, turnCalls } = await turn([{ text: "Second answer: still amber.", usage }], {
+        prompt: "And the second question?",
+        threadId: firstThread!.threadId,
+        ...(firstThread!.resumeState ? { resumeState: firstThread!.resumeState } : {}),
+      });
       const value = ok(result);
       expect(value.threadId).toBe(firstThread!.threadId);
       expect(value.text).toContain("Second answer: still amber.");
@@ -168,8 +172,18 @@ export function describeRealCli(cli: RealCliId, options: RealCliOptions): void {
       expect(turnCalls[1]?.text).toContain("lighthouse-42");
       expect(value.text).toContain("lighthouse-42");
       expectBilled(value.usage, billedFor(calls));
-      const reported = value as TurnResult & { toolCalls?: number };
-      if (reported.toolCalls !== undefined) expect(reported.toolCalls).toBeGreaterThanOrEqual(1);
+      expect(value.toolCalls).toBeGreaterThanOrEqual(1);
+    });
+
+    it("reports the file its read tool read, relative to the cwd, in fileAccess", async () => {
+      const { result, turnCalls } = await turn(
+        [{ toolCalls: [setup.readTool(join(setup.sandbox.cwd, "notes.txt"))] }, { text: "Two notes." }],
+        { prompt: "Read notes.txt." },
+      );
+      const value = ok(result);
+      expect(turnCalls[1]?.text).toContain("second note");
+      expect(value.fileAccess.map((access) => ({ op: access.op, path: access.path }))).toContainEqual({ op: "read", path: "notes.txt" });
+      expect(value.toolCalls).toBeGreaterThanOrEqual(1);
     });
 
     it("classifies an unknown thread id as resume_failed", async () => {
