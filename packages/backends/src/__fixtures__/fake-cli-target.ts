@@ -68,5 +68,10 @@ export function fakeCliTarget<O extends CliBackendOptions>(
   script: URL,
   options: Partial<O> = {},
 ): BackendConformanceTarget {
-  return { name: `${name} (fake CLI)`, resumable, setup: () => createFakeCliHarness(name, create, script, options) };
+  return {
+    name: `${name} (fake CLI)`,
+    resumable,
+    scenarios: ["success", "unknown_events", "in_band_error", "transient_error", "garbage", "hang"],
+    setup: () => createFakeCliHarness(name, create, script, options),
+  };
 }

@@ -20,6 +20,11 @@ export const adapterInfo: CliAdapterInfo = {
   versions: { provenWith: "2.1.197", below: "2.2.0" },
 };
 
+/** Whether this process runs as root (uid 0); `false` where there are no uids. */
+function runsAsRoot(): boolean {
+  return typeof process.getuid === "function" && process.getuid() === 0;
+}
+
 /** Claude Code permission modes usable headless. */
 export type ClaudeCodePermissionMode = "default" | "acceptEdits" | "bypassPermissions" | "plan";
 
@@ -45,7 +50,9 @@ const OptionsSchema = CliBackendOptionsSchema.extend({
  * Skills are `native`: the turn's skill directories are linked into a temporary
  * `<dir>/.claude/skills/` and passed with `--add-dir <dir>`, which Claude Code scans for skills.
  * A gone thread is `resume_failed` ("No conversation found with session ID"); `is_error` on the
- * `result` event is `backend_failed` whatever the exit code.
+ * `result` event is `backend_failed` whatever the exit code. Run as root in `bypassPermissions`
+ * mode, the adapter sets `IS_SANDBOX=1` (unless the environment sets it), without which Claude
+ * Code refuses the mode as root.
  */
 export function createClaudeCodeBackend(options: ClaudeCodeBackendOptions = {}): Backend {
   validateOrThrow(OptionsSchema, withPlainEnv(options), "claude-code backend options");
@@ -55,7 +62,11 @@ export function createClaudeCodeBackend(options: ClaudeCodeBackendOptions = {}):
       id: "claude-code",
       capabilities: CAPABILITIES,
       defaultCommand: "claude",
-      buildInvocation: ({ request, model, resumeThreadId }) => {
+      buildInvocation: ({ request, model, resumeThreadId, env }) => {
+        // As root, Claude Code refuses bypassPermissions ("cannot be used with root/sudo
+        // privileges") unless it is told it runs in a sandbox.
+        const sandboxEnv: Record<string, string> | undefined =
+          permissionMode === "bypassPermissions" && runsAsRoot() && env.IS_SANDBOX === undefined ? { IS_SANDBOX: "1" } : undefined;
         const args = (skillArgs: string[]) => [
           "-p",
           "--output-format",
@@ -70,9 +81,10 @@ export function createClaudeCodeBackend(options: ClaudeCodeBackendOptions = {}):
           promptArgument(request.prompt),
         ];
         const skillPaths = request.skillPaths ?? [];
-        if (skillPaths.length === 0) return invocation(args([]));
+        if (skillPaths.length === 0) return invocation(args([]), sandboxEnv);
         return stageSkillLinks("claude-code", skillPaths, ".claude/skills").map((staged) => ({
           args: args(["--add-dir", staged.dir]),
+          ...(sandboxEnv ? { env: sandboxEnv } : {}),
           cleanup: staged.cleanup,
         }));
       },

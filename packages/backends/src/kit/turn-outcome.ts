@@ -138,7 +138,11 @@ export function decideTurnOutcome(findings: StreamFindings, exit: TurnExit, rule
   }
   const retryable = isTransientFailure(findings.inBandError ?? "", exit.stderr, findings.strayText);
   if (findings.inBandError !== null) {
-    const message = `${rules.backend} reported an error: ${firstLine(findings.inBandError)}`;
+    // The CLI's own words: its in-band message, and its stderr when that says more.
+    const said = firstLine(findings.inBandError);
+    const stderrLine = firstLine(exit.stderr);
+    const more = stderrLine !== "" && !said.includes(stderrLine) ? ` (${stderrLine})` : "";
+    const message = `${rules.backend} reported an error: ${said}${more}`;
     return err(backendError("backend_failed", rules.backend, message, { ...context, retryable }));
   }
   if (failed) {
