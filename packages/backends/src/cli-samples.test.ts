@@ -135,6 +135,51 @@ describe.runIf(present)("parsers read the real CLI samples", () => {
   });
 });
 
+describe.runIf(present)("parsers read the tool calls of the real CLI samples", () => {
+  const findings = (create: () => StreamParser, file: string) => {
+    const parser = create();
+    for (const line of readFileSync(sample(file), "utf8").split("\n")) parser.push(line);
+    return parser.findings();
+  };
+
+  it("Claude Code: the Write tool call, with the bytes of its content", () => {
+    expect(findings(createClaudeCodeParser, "claude-code.stream-json.jsonl")).toMatchObject({
+      fileAccess: [{ op: "write", path: "/private/tmp/gump-cli-tests/stream-test.txt", tool: "Write", bytes: 13 }],
+      toolCalls: 1,
+    });
+  });
+
+  it("Cursor: the read (bytes from its result) and the write (bytes of its text), each counted once", () => {
+    const found = findings(() => createClaudeStyleParser("cursor"), "cursor-agent.stream-json.jsonl");
+    expect(found.fileAccess).toEqual([
+      { op: "read", path: "README.md", tool: "read", bytes: Buffer.byteLength("# Project\n\nThis is a sample project...") },
+      { op: "write", path: "summary.txt", tool: "write", bytes: Buffer.byteLength("# README Summary\n\nThis project contains...") },
+    ]);
+    expect(found.toolCalls).toBe(2);
+  });
+
+  it("pi: the read tool call, with the bytes it returned", () => {
+    expect(findings(createPiParser, "pi.mode-json.first-run.jsonl")).toMatchObject({
+      fileAccess: [{ op: "read", path: "hello.txt", tool: "read", bytes: Buffer.byteLength("hello from the fixture file\n") }],
+      toolCalls: 1,
+    });
+  });
+
+  it("Codex: the ls command is a search of the working directory", () => {
+    expect(findings(createCodexParser, "codex-exec.json.jsonl")).toMatchObject({
+      fileAccess: [{ op: "search", path: ".", tool: "exec_command" }],
+      toolCalls: 1,
+    });
+  });
+
+  it("Gemini: the Bash tool call is counted; ls -la is a search of the working directory", () => {
+    expect(findings(createGeminiParser, "gemini-cli.stream-json.jsonl")).toMatchObject({
+      fileAccess: [{ op: "search", path: ".", tool: "Bash" }],
+      toolCalls: 1,
+    });
+  });
+});
+
 describe.runIf(present)("adapters read the real CLI samples through a real process", () => {
   let harness: FakeCliHarness;
   afterEach(() => harness?.cleanup?.());

@@ -3,9 +3,11 @@ import { validateOrThrow } from "@keel/core";
 import { z } from "zod";
 import { withPlainEnv, type Backend, type BackendCapabilities } from "@keel/backend";
 import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, type CliBackendOptions, type CliAdapterInfo } from "../kit/index.js";
+import { ResultAsync } from "neverthrow";
 import { COPILOT_RESUME_FAILURE, createCopilotParser } from "./copilot-events.js";
+import { readCopilotSessionUsage } from "./copilot-session-usage.js";
 
-const CAPABILITIES = Object.freeze({ resume: true, skills: "staged", usage: "partial" }) satisfies BackendCapabilities;
+const CAPABILITIES = Object.freeze({ resume: true, skills: "staged", usage: "full" }) satisfies BackendCapabilities;
 
 /**
  * What `keel doctor` shows for the Copilot CLI adapter: its command, capabilities and the CLI
@@ -46,8 +48,11 @@ const OptionsSchema = CliBackendOptionsSchema.extend({
  * (--session-id=<new uuid> | --resume=<id>) [extra…]`, run in `cwd` (sessions are per cwd).
  *
  * Skills are `staged` (Copilot scans `.agents/skills`, `.github/skills`, `.claude/skills` from
- * `cwd` up to the repository root). Usage is `partial`: only output tokens are reported. A gone
- * thread is `resume_failed` ("No session, task, or name matched", exit 1).
+ * `cwd` up to the repository root). Usage comes from the session's own log,
+ * `$COPILOT_HOME/session-state/<id>/events.jsonl` (Copilot 1.0.102 prints no token counts on
+ * stdout): the usage records of the turn's prompt onward; without the log, whatever stdout showed
+ * (older builds: output tokens only), every other bucket `null`. A gone thread is
+ * `resume_failed` ("No session, task, or name matched", exit 1).
  */
 export function createCopilotBackend(options: CopilotBackendOptions = {}): Backend {
   validateOrThrow(OptionsSchema, withPlainEnv(options), "copilot backend options");
@@ -72,6 +77,10 @@ export function createCopilotBackend(options: CopilotBackendOptions = {}): Backe
           ...(common.extraArgs ?? []),
         ]),
       createParser: ({ assignedThreadId }) => createCopilotParser(assignedThreadId),
+      completeTurn: (turn, { env }) =>
+        ResultAsync.fromSafePromise(turn.threadId === null ? Promise.resolve(null) : readCopilotSessionUsage(env, turn.threadId)).map(
+          (usage) => (usage === null ? turn : { ...turn, usage }),
+        ),
       outcome: { resumeFailure: COPILOT_RESUME_FAILURE, requireThreadId: true },
     },
     common,
