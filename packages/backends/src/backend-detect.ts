@@ -42,7 +42,7 @@ export interface DetectBackendsOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** Commands to use instead of the defaults, per backend id (a name on `PATH` or a path). */
   commands?: Readonly<Record<string, string>>;
-  /** Time allowed for each `--version` (default 10,000 ms). */
+  /** Time allowed for each `--version` (default 20,000 ms: a large JS CLI can take seconds to start on a loaded machine). */
   timeoutMs?: number;
   /** Adapters to detect besides (or instead of, with `builtIn: false`) the built-in ones, e.g. third-party adapters. */
   adapters?: readonly CliAdapterInfo[];
@@ -121,7 +121,7 @@ export function detectBackends(options: DetectBackendsOptions = {}): ResultAsync
   const source = options.env ?? process.env;
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(source)) if (value !== undefined) env[key] = value;
-  const timeoutMs = options.timeoutMs ?? 10_000;
+  const timeoutMs = options.timeoutMs ?? 20_000;
   const detections = (async () => {
     const adapters = [...(options.builtIn === false ? [] : await listBuiltInAdapters()), ...(options.adapters ?? [])];
     const unknown = Object.keys(options.commands ?? {}).filter((id) => !adapters.some((info) => info.id === id));
