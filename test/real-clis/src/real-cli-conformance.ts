@@ -4,7 +4,7 @@
 // provider received, not from what the CLI says about itself.
 import { execFile } from "node:child_process";
 import { cp, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { promisify } from "node:util";
 import type { BackendTurnRequest as TurnRequest, BackendTurnResult as TurnResult } from "@keel/backend";
 import type { KeelError, Usage } from "@keel/core";
@@ -18,7 +18,11 @@ import { createRealCliSetup, type RealCliSetup } from "./cli-setups.js";
 export interface RealCliOptions {
   /** Timeout of an ordinary turn (default 120 s). */
   turnTimeoutMs?: number;
-  /** Turn timeout of the hang test: long enough for the CLI to start and send its call (default 40 s). */
+  /**
+   * Least turn timeout of the hang test (default 40 s). It is raised to 1.5 times the fresh
+   * turn's duration plus 10 s, so that a CLI that starts slowly on a loaded machine still
+   * reaches the hanging provider before its turn times out.
+   */
   hangTimeoutMs?: number;
   /** A thread id of the CLI's own shape that no run has made. */
   unknownThreadId: string;
@@ -96,6 +100,7 @@ export function describeRealCli(cli: RealCliId, options: RealCliOptions): void {
     let provider: FakeProvider;
     let setup: RealCliSetup;
     let respond: (request: FakeProviderRequest) => FakeReply | undefined = () => undefined;
+    let freshTurnMs = 0;
     let firstThread: { threadId: string; text: string; resumeState?: TurnResult["resumeState"] } | undefined;
 
     beforeAll(async () => {
@@ -137,6 +142,7 @@ export function describeRealCli(cli: RealCliId, options: RealCliOptions): void {
       expect(turnCalls[0]?.text).toContain("Name a colour and a place.");
       expectBilled(value.usage, billedFor(calls));
       expectNothingLeft();
+      freshTurnMs = value.durationMs;
       firstThread = { threadId: value.threadId ?? "", text: "Fresh answer: amber-harbor.", ...(value.resumeState ? { resumeState: value.resumeState } : {}) };
     });
 
@@ -175,14 +181,16 @@ export function describeRealCli(cli: RealCliId, options: RealCliOptions): void {
       expect(value.toolCalls).toBeGreaterThanOrEqual(1);
     });
 
-    it("reports the file its read tool read, relative to the cwd, in fileAccess", async () => {
+    it("reports the file its read tool read in fileAccess (the path as the tool saw it, inside the cwd)", async () => {
       const { result, turnCalls } = await turn(
         [{ toolCalls: [setup.readTool(join(setup.sandbox.cwd, "notes.txt"))] }, { text: "Two notes." }],
         { prompt: "Read notes.txt." },
       );
       const value = ok(result);
       expect(turnCalls[1]?.text).toContain("second note");
-      expect(value.fileAccess.map((access) => ({ op: access.op, path: access.path }))).toContainEqual({ op: "read", path: "notes.txt" });
+      // Adapters report the path as the tool saw it; the runtime makes agent.io paths relative to the cwd.
+      const cwd = setup.sandbox.cwd;
+      expect(value.fileAccess.map((access) => ({ op: access.op, path: relative(cwd, resolve(cwd, access.path)) }))).toContainEqual({ op: "read", path: "notes.txt" });
       expect(value.toolCalls).toBeGreaterThanOrEqual(1);
     });
 
@@ -208,7 +216,8 @@ export function describeRealCli(cli: RealCliId, options: RealCliOptions): void {
     });
 
     it("times out on a provider that hangs: timeout, the whole process group gone", async () => {
-      const { result, turnCalls } = await turn([{ hang: true }], { timeoutMs: hangTimeoutMs });
+      const timeoutMs = Math.min(Math.max(hangTimeoutMs, Math.round(1.5 * freshTurnMs) + 10_000), 180_000);
+      const { result, turnCalls } = await turn([{ hang: true }], { timeoutMs });
       failed(result, "timeout");
       expect(turnCalls.map((call) => call.reply)).toContainEqual({ hang: true });
       const alive = await waitUntil(() => markedPids(setup.sandbox.root), (pids) => pids.length === 0, 10_000);
