@@ -52,7 +52,11 @@ export interface BackendFileAccess {
 
 /** What a successful turn produced. */
 export interface BackendTurnResult {
-  /** The final answer text of the turn: every text the agent wrote in it, in order. */
+  /**
+   * The turn's answer as the CLI reports it: its final result text where it has one (Claude
+   * Code's `result`), otherwise the agent's messages of the turn in order (Gemini's text around
+   * its tool calls, Codex's agent messages), never only the part after the last tool call.
+   */
   text: string;
   /** The provider thread the turn ran in (to resume next time), or `null` on a fresh-only backend. */
   threadId: string | null;

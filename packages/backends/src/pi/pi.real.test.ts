@@ -21,7 +21,8 @@ function findPiCli(): string {
   }
 }
 
-describe("pi adapter against the real pi CLI", () => {
+// Each real pi turn takes about 10 s, far more on a loaded machine: two turns must not hit the 30 s default.
+describe("pi adapter against the real pi CLI", { timeout: 180_000 }, () => {
   let root: string;
   let cwd: string;
   let server: FakeOpenAiServer;
