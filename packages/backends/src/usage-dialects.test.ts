@@ -128,6 +128,19 @@ describe("usage dialects mappings", () => {
     });
   });
 
+  it("Gemini stream-json: the thought tokens inside total_tokens are the reasoning (seen from Gemini CLI 0.61.0)", () => {
+    // Billed by the fake provider: 350 input (40 cached), 12 candidates, 5 thoughts.
+    const stats = { total_tokens: 367, input_tokens: 350, output_tokens: 12, cached: 40, input: 310, duration_ms: 712, tool_calls: 0 };
+    expect(normalized({ type: "result", status: "success", stats }, "gemini")).toEqual({
+      inputUncached: 310,
+      cacheRead: 40,
+      cacheWrite: null,
+      output: 12,
+      reasoning: 5,
+      costUsd: null,
+    });
+  });
+
   it("Gemini json mode: sums stats.models[*].tokens", () => {
     const stats = {
       models: {

@@ -67,8 +67,11 @@ export function createClaudeCodeBackend(options: ClaudeCodeBackendOptions = {}):
         // privileges") unless it is told it runs in a sandbox.
         const sandboxEnv: Record<string, string> | undefined =
           permissionMode === "bypassPermissions" && runsAsRoot() && env.IS_SANDBOX === undefined ? { IS_SANDBOX: "1" } : undefined;
+        // `--add-dir` takes every following word up to the next flag (it is variadic), so it
+        // comes right after `-p`, before a flag, never before the prompt.
         const args = (skillArgs: string[]) => [
           "-p",
+          ...skillArgs,
           "--output-format",
           "stream-json",
           "--verbose",
@@ -76,7 +79,6 @@ export function createClaudeCodeBackend(options: ClaudeCodeBackendOptions = {}):
           permissionMode,
           ...(model ? ["--model", model] : []),
           ...(resumeThreadId ? ["--resume", resumeThreadId] : []),
-          ...skillArgs,
           ...(common.extraArgs ?? []),
           promptArgument(request.prompt),
         ];

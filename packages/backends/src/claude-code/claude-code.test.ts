@@ -99,6 +99,9 @@ describe("claude-code adapter", () => {
     (await backend.runTurn({ prompt: "go", cwd, timeoutMs: 30_000, skillPaths }))._unsafeUnwrap();
     const [call] = await harness.invocations();
     const addDir = call!.argv[call!.argv.indexOf("--add-dir") + 1]!;
+    // --add-dir is variadic in the real CLI: a flag must follow its value, or it eats the prompt.
+    expect(call!.argv[call!.argv.indexOf("--add-dir") + 2]).toMatch(/^--/);
+    expect(call!.argv.at(-1)).toBe("go");
     expect((call as unknown as { parsed: { skills: unknown[] } }).parsed.skills).toEqual([
       { name: "release-notes", target: own },
       { name: "triage", target: other },

@@ -2,9 +2,16 @@ import { addUsage, emptyUsage, type KeelError, type Usage } from "@keel/core";
 import { err, ok, type Result } from "neverthrow";
 import { asRecord, childRecord, readUsageFields, readUsageReport, withoutPart } from "../kit/index.js";
 
+/** `total − input − output`: the thought tokens stream-json reports only inside its total; `null` when none. */
+function thoughtTokens(total: number | null, input: number | null, output: number | null): number | null {
+  if (total === null || input === null || output === null) return null;
+  const thoughts = total - input - output;
+  return thoughts > 0 ? thoughts : null;
+}
+
 /**
  * Gemini CLI: stream-json `result.stats.{input_tokens (= cached + input), input, cached,
- * output_tokens}`, or json-mode `stats.models[model].tokens.{prompt, cached, candidates,
+ * output_tokens, total_tokens (= input_tokens + output_tokens + thoughts)}`, or json-mode `stats.models[model].tokens.{prompt, cached, candidates,
  * thoughts, tool}` summed over models (`tool` prompt tokens are outside `prompt`, `thoughts`
  * outside `candidates`).
  *
@@ -23,12 +30,14 @@ export function normalizeGeminiUsage(raw: unknown): Result<Usage, KeelError> {
           uncached: fields.count(stats, "input"),
           cached: fields.count(stats, "cached"),
           output: fields.count(stats, "output_tokens"),
+          all: fields.count(stats, "total_tokens"),
         }).map((read) => ({
           inputUncached: read.uncached ?? withoutPart(read.total, read.cached),
           cacheRead: read.cached,
           cacheWrite: null,
           output: read.output,
-          reasoning: null,
+          // 0.61 counts thought tokens only inside total_tokens (output_tokens is the candidates).
+          reasoning: thoughtTokens(read.all, read.total, read.output),
           costUsd: null,
         }));
       }

@@ -6,6 +6,7 @@ describe("fileAccessOfCommand: the file accesses a shell command makes", () => {
   it.each([
     ["cat README.md", [{ op: "read", path: "README.md" }]],
     ["bash -lc 'sed -n 1,80p src/app.ts'", [{ op: "read", path: "src/app.ts" }]],
+    ["/bin/bash -lc 'cat notes.txt'", [{ op: "read", path: "notes.txt" }]],
     ['bash -lc "head -n 20 a.txt b.txt"', [{ op: "read", path: "a.txt" }, { op: "read", path: "b.txt" }]],
     ["rg -n TODO src", [{ op: "search", path: "src" }]],
     ["grep -rn 'a b' .", [{ op: "search", path: "." }]],

@@ -103,11 +103,12 @@ export function fileAccessOfCommand(command: string | readonly string[]): ToolFi
   const text = typeof command === "string" ? command : command.join(" ");
   const accesses: ToolFileAccess[] = [];
   for (const words of shellWords(text)) {
-    if ((words[0] === "bash" || words[0] === "sh" || words[0] === "zsh") && (words[1] === "-lc" || words[1] === "-c") && words[2]) {
+    const name = words[0]!.split("/").pop()!;
+    // Codex 0.171.0 runs every command as `/bin/bash -lc '<command>'`.
+    if ((name === "bash" || name === "sh" || name === "zsh") && (words[1] === "-lc" || words[1] === "-c") && words[2]) {
       accesses.push(...fileAccessOfCommand(words[2]));
       continue;
     }
-    const name = words[0]!.split("/").pop()!;
     const redirect = words.indexOf(">");
     if (redirect >= 0 && words[redirect + 1]) accesses.push({ op: "write", path: words[redirect + 1]! });
     const plain = redirect >= 0 ? words.slice(0, redirect) : words;
