@@ -1,0 +1,71 @@
+export {
+  AssistantMessageSchema,
+  BashExecutionMessageSchema,
+  ContentBlockSchema,
+  CustomRoleMessageSchema,
+  ENTRY_SCHEMAS,
+  ENTRY_TYPES,
+  FileListsSchema,
+  ImageContentSchema,
+  MAX_ENTRY_ID_LENGTH,
+  MessageSchema,
+  MessageUsageSchema,
+  OtherRoleMessageSchema,
+  SummarySourceSchema,
+  TextContentSchema,
+  ThinkingContentSchema,
+  ToolCallContentSchema,
+  ToolResultMessageSchema,
+  UnknownEntrySchema,
+  UserMessageSchema,
+  isKnownEntry,
+  isKnownEntryType,
+} from "./entry-schema.js";
+export type {
+  AssistantMessage,
+  BashExecutionMessage,
+  BranchSummaryEntry,
+  CompactionEntry,
+  ContentBlock,
+  CustomEntry,
+  CustomMessageEntry,
+  CustomRoleMessage,
+  ImageContent,
+  KnownEntryType,
+  KnownTranscriptEntry,
+  LabelEntry,
+  MessageEntry,
+  ModelChangeEntry,
+  SessionInfoEntry,
+  SummarySource,
+  TextContent,
+  ThinkingChangeEntry,
+  ThinkingContent,
+  ToolCallContent,
+  ToolResultMessage,
+  TranscriptEntry,
+  TranscriptEntryInput,
+  TranscriptMessage,
+  UnknownTranscriptEntry,
+  UserMessage,
+} from "./entry-schema.js";
+export { parseEntry } from "./entry-parse.js";
+export {
+  BRANCH_SUMMARY_PREFIX,
+  BRANCH_SUMMARY_SUFFIX,
+  COMPACTION_SUMMARY_PREFIX,
+  COMPACTION_SUMMARY_SUFFIX,
+  DEFAULT_THINKING_LEVEL,
+  EXCLUDED_OUTPUT_TEXT,
+  bashExecutionText,
+  buildContextFromPath,
+  compactionMessage,
+  entryToContextMessage,
+} from "./context-build.js";
+export type { ContextMessage, ContextModel, TranscriptContext } from "./context-build.js";
+export { checkForest, createTranscriptTree } from "./transcript-tree.js";
+export type { TranscriptTree } from "./transcript-tree.js";
+export { TRANSCRIPT_FORMAT_VERSION, TranscriptHeadSchema, TranscriptParentSchema, entriesKey, headKey } from "./transcript-head.js";
+export type { TranscriptHead, TranscriptParent } from "./transcript-head.js";
+export { openTranscript } from "./transcript-open.js";
+export type { ForkOptions, OpenTranscriptOptions, Transcript } from "./transcript-open.js";
