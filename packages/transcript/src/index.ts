@@ -69,3 +69,9 @@ export { TRANSCRIPT_FORMAT_VERSION, TranscriptHeadSchema, TranscriptParentSchema
 export type { TranscriptHead, TranscriptParent } from "./transcript-head.js";
 export { openTranscript } from "./transcript-open.js";
 export type { ForkOptions, OpenTranscriptOptions, Transcript } from "./transcript-open.js";
+export { PI_SESSION_VERSION, importPiSession } from "./pi-session-import.js";
+export type { ImportPiSessionOptions, ImportedPiSession, PiImportDiagnostic, PiSessionHeader } from "./pi-session-import.js";
+export { exportPiSession } from "./pi-session-export.js";
+export type { ExportPiSessionOptions, PiExportSource } from "./pi-session-export.js";
+export { importPiSessionToStore } from "./pi-session-store.js";
+export type { ImportPiSessionToStoreOptions } from "./pi-session-store.js";
