@@ -2,9 +2,10 @@ import { type Clock, type EventBus, type JsonValue, KeelError, isSafeName, newId
 import type { Doc, KeelStore, LogRecord } from "@keel/store";
 import { err, ok, type Result, ResultAsync } from "neverthrow";
 import { z } from "zod";
+import { type CompactTranscriptOptions, compactTranscript } from "./compaction-compact.js";
 import type { TranscriptContext } from "./context-build.js";
 import { parseEntry } from "./entry-parse.js";
-import { isKnownEntryType, type TranscriptEntry, type TranscriptEntryInput } from "./entry-schema.js";
+import { type CompactionEntry, isKnownEntryType, type TranscriptEntry, type TranscriptEntryInput } from "./entry-schema.js";
 import {
   entriesKey,
   headKey,
@@ -14,6 +15,7 @@ import {
   type TranscriptParent,
   TranscriptParentSchema,
 } from "./transcript-head.js";
+import { type NavigateOptions, type NavigationResult, navigateTranscript } from "./transcript-navigate.js";
 import { checkForest, createMutableTree, type MutableTranscriptTree, type TranscriptTree } from "./transcript-tree.js";
 
 /** Options of {@link openTranscript}. */
@@ -93,6 +95,10 @@ export interface Transcript {
   buildContext(leafId?: string | null): Result<TranscriptContext, KeelError>;
   /** Copies the path to `fromId` into a new session that records this one as its parent. */
   fork(options: ForkOptions): ResultAsync<Transcript, KeelError>;
+  /** Moves the leaf to `targetId`, with a summary of the branch left when `summarize` is given (see `navigateTranscript`). */
+  navigate(targetId: string, options?: NavigateOptions): ResultAsync<NavigationResult, KeelError>;
+  /** Plans, summarizes and appends a compaction at the leaf; `null` when there is nothing to summarize (see `compactTranscript`). */
+  compact(options: CompactTranscriptOptions): ResultAsync<CompactionEntry | null, KeelError>;
 }
 
 function corruptRecord(sessionId: string, record: LogRecord, message: string): KeelError {
@@ -302,6 +308,8 @@ function createTranscript(state: TranscriptState): Transcript {
     label: (id) => state.tree.label(id),
     setLabel: (targetId, label) => transcript.append(label === undefined ? { type: "label", targetId } : { type: "label", targetId, label }),
     buildContext: (leafId) => state.tree.buildContext(leafId === undefined ? state.leafId : leafId),
+    navigate: (targetId, navigateOptions) => navigateTranscript(transcript, targetId, navigateOptions),
+    compact: (compactOptions) => compactTranscript(transcript, compactOptions),
     fork: (forkOptions) => {
       const fromId = forkOptions.fromId === undefined ? state.leafId : forkOptions.fromId;
       const path = state.tree.path(fromId);
