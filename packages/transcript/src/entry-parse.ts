@@ -1,5 +1,6 @@
 import { type KeelError, validate } from "@keel/core";
-import type { Result } from "neverthrow";
+import { ok, type Result } from "neverthrow";
+import { acceptEntry } from "./internal/entry-accept.js";
 import { ENTRY_SCHEMAS, isKnownEntryType, type TranscriptEntry, UnknownEntrySchema } from "./entry-schema.js";
 
 /**
@@ -13,4 +14,13 @@ export function parseEntry(value: unknown, what = "transcript entry"): Result<Tr
     return validate(ENTRY_SCHEMAS[type], value, `${what} (${type})`) as Result<TranscriptEntry, KeelError>;
   }
   return validate(UnknownEntrySchema, value, what) as Result<TranscriptEntry, KeelError>;
+}
+
+/**
+ * {@link parseEntry} with a fast path for plainly well-formed entries (answered as they are, not
+ * copied): for entries read from a store or a file, never for a caller's input.
+ */
+export function readEntry(value: unknown, what = "transcript entry"): Result<TranscriptEntry, KeelError> {
+  const accepted = acceptEntry(value);
+  return accepted !== undefined ? ok(accepted) : parseEntry(value, what);
 }

@@ -2,9 +2,9 @@ import { createHash } from "node:crypto";
 import { KeelError } from "@keel/core";
 import { err, ok, type Result } from "neverthrow";
 import type { TranscriptContext } from "./context-build.js";
-import { parseEntry } from "./entry-parse.js";
+import { readEntry } from "./entry-parse.js";
 import type { TranscriptEntry } from "./entry-schema.js";
-import { checkForest, createMutableTree, type TranscriptTree } from "./transcript-tree.js";
+import { checkForwardParents, createMutableTree, type TranscriptTree } from "./transcript-tree.js";
 
 /** The newest pi session format version this version reads and writes. */
 export const PI_SESSION_VERSION = 3;
@@ -121,7 +121,9 @@ function migratedId(sessionId: string, line: number, used: Set<string>): string 
 /** Maps one pi entry (already migrated to v3) onto Keel's names: `thinking_level_change` → `thinking_change`, `fromHook` → `source`. */
 function toKeelShape(raw: Record<string, unknown>): Record<string, unknown> {
   const type = raw["type"] as string;
-  const mapped: Record<string, unknown> = { ...raw, type: PI_TO_KEEL_TYPE[type] ?? type };
+  const renamed = PI_TO_KEEL_TYPE[type];
+  if (renamed === undefined && !((type === "compaction" || type === "branch_summary") && "fromHook" in raw)) return raw;
+  const mapped: Record<string, unknown> = { ...raw, type: renamed ?? type };
   if ((type === "compaction" || type === "branch_summary") && "fromHook" in mapped) {
     const fromHook = mapped["fromHook"];
     delete mapped["fromHook"];
@@ -144,14 +146,14 @@ function readLines(lines: readonly string[], endsWithNewline: boolean, diagnosti
     const number = index + 1;
     let text = lines[index] as string;
     if (text.endsWith("\r")) text = text.slice(0, -1);
-    if (text.trim() === "") {
-      diagnostics.push({ line: number, code: "blank_line", message: `line ${number} is empty` });
-      continue;
-    }
     let value: unknown;
     try {
       value = JSON.parse(text);
     } catch {
+      if (text.trim() === "") {
+        diagnostics.push({ line: number, code: "blank_line", message: `line ${number} is empty` });
+        continue;
+      }
       if (index === lastIndex && !endsWithNewline) {
         diagnostics.push({ line: number, code: "torn_last_line", message: `line ${number} is cut off (a write that never finished); it was dropped` });
       } else {
@@ -230,28 +232,31 @@ export function importPiSession(text: string, options: ImportPiSessionOptions = 
   migrate(header.value, read);
   const entries: TranscriptEntry[] = [];
   const lineOf: number[] = [];
-  const seen = new Map<string, { entry: TranscriptEntry; text: string }>();
+  const byId = new Map<string, TranscriptEntry>();
+  /** Indexes (into `entries`) of the entries whose parent was not read before them. */
+  const forward: number[] = [];
   for (const line of read) {
-    const parsed = parseEntry(toKeelShape(line.value), `entry at line ${line.number}`);
+    const parsed = readEntry(toKeelShape(line.value), `entry at line ${line.number}`);
     if (parsed.isErr()) {
       diagnostics.push({ line: line.number, code: "invalid_entry", message: `line ${line.number}: ${parsed.error.message}; it was dropped` });
       continue;
     }
     const entry = parsed.value;
-    const textOf = JSON.stringify(entry);
-    const earlier = seen.get(entry.id);
+    const earlier = byId.get(entry.id);
     if (earlier) {
-      if (earlier.text !== textOf) return err(corrupt(line.number, `entry id "${entry.id}" names two different entries`, { entryId: entry.id }));
+      if (JSON.stringify(earlier) !== JSON.stringify(entry)) return err(corrupt(line.number, `entry id "${entry.id}" names two different entries`, { entryId: entry.id }));
       diagnostics.push({ line: line.number, code: "duplicate_id", message: `line ${line.number} repeats entry "${entry.id}"; the copy was dropped`, entryId: entry.id });
       continue;
     }
-    seen.set(entry.id, { entry, text: textOf });
+    if (entry.parentId !== null && !byId.has(entry.parentId)) forward.push(entries.length);
+    byId.set(entry.id, entry);
     entries.push(entry);
     lineOf.push(line.number);
   }
-  for (let index = 0; index < entries.length; index++) {
+  const forwardEntries: TranscriptEntry[] = [];
+  for (const index of forward) {
     const entry = entries[index] as TranscriptEntry;
-    if (entry.parentId !== null && !seen.has(entry.parentId)) {
+    if (entry.parentId !== null && !byId.has(entry.parentId)) {
       diagnostics.push({
         line: lineOf[index] as number,
         code: "missing_parent",
@@ -259,21 +264,23 @@ export function importPiSession(text: string, options: ImportPiSessionOptions = 
         entryId: entry.id,
         parentId: entry.parentId,
       });
-      entries[index] = { ...entry, parentId: null };
-    }
+      const root = { ...entry, parentId: null };
+      entries[index] = root;
+      byId.set(root.id, root);
+    } else forwardEntries.push(entry);
   }
   diagnostics.sort((a, b) => a.line - b.line);
   if (options.strict) {
     const first = diagnostics.find((diagnostic) => diagnostic.code !== "torn_last_line");
     if (first) return err(corrupt(first.line, first.message, { problem: first.code }));
   }
-  const forest = checkForest(entries);
+  const forest = checkForwardParents(entries, byId, forwardEntries);
   if (forest.isErr()) {
     const index = forest.error.details["index"];
     const line = typeof index === "number" ? (lineOf[index] ?? 0) : 0;
     return err(new KeelError("corrupt", `pi session line ${line}: ${forest.error.message}`, { details: { ...forest.error.details, line } }));
   }
-  const tree = createMutableTree(entries, forest.value);
+  const tree = createMutableTree(entries, byId);
   const leaf = entries.length > 0 ? (entries[entries.length - 1] as TranscriptEntry).id : null;
   return ok({
     header: header.value,

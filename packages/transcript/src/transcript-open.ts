@@ -4,7 +4,7 @@ import { err, ok, type Result, ResultAsync } from "neverthrow";
 import { z } from "zod";
 import { type CompactTranscriptOptions, compactTranscript } from "./compaction-compact.js";
 import type { TranscriptContext } from "./context-build.js";
-import { parseEntry } from "./entry-parse.js";
+import { parseEntry, readEntry } from "./entry-parse.js";
 import { type CompactionEntry, isKnownEntryType, type TranscriptEntry, type TranscriptEntryInput } from "./entry-schema.js";
 import {
   entriesKey,
@@ -112,7 +112,7 @@ function loadEntries(sessionId: string, records: readonly LogRecord[]): Result<{
   const entries: TranscriptEntry[] = new Array(records.length);
   for (let index = 0; index < records.length; index++) {
     const record = records[index] as LogRecord;
-    const parsed = parseEntry(record.value, `entry ${record.id}`);
+    const parsed = readEntry(record.value, `entry ${record.id}`);
     if (parsed.isErr()) return err(corruptRecord(sessionId, record, parsed.error.message));
     if (parsed.value.id !== record.id) return err(corruptRecord(sessionId, record, `the entry's id "${parsed.value.id}" differs from the record id`));
     entries[index] = parsed.value;

@@ -46,63 +46,80 @@ function corrupt(message: string, details: Record<string, string | number>): Kee
 }
 
 /**
- * Checks that `entries` form a forest: unique ids, every parent present, no cycle. Linear: each
- * entry's ancestry is walked once (entries already proven to reach a root are not walked again).
- * Errors are `corrupt`, with the offending entry id and its index in `entries` (`details.index`).
+ * Checks that `entries` form a forest: unique ids, every parent present, no cycle. Linear: an
+ * entry whose parent comes before it reaches a root by induction over the order (a cycle needs
+ * at least one parent named before it is written), so only entries naming a later parent are
+ * walked, and append-ordered logs walk none. Errors are `corrupt`, with the offending entry id
+ * and its index in `entries` (`details.index`).
  */
 export function checkForest(entries: readonly TranscriptEntry[]): Result<Map<string, TranscriptEntry>, KeelError> {
   const byId = new Map<string, TranscriptEntry>();
-  const indexOf = new Map<string, number>();
+  const forward: TranscriptEntry[] = [];
   for (let index = 0; index < entries.length; index++) {
     const entry = entries[index] as TranscriptEntry;
     if (byId.has(entry.id)) {
-      return err(corrupt(`entry id "${entry.id}" appears twice (index ${indexOf.get(entry.id)} and ${index})`, { entryId: entry.id, index }));
+      return err(corrupt(`entry id "${entry.id}" appears twice (index ${entries.findIndex((other) => other.id === entry.id)} and ${index})`, { entryId: entry.id, index }));
     }
+    if (entry.parentId !== null && !byId.has(entry.parentId)) forward.push(entry);
     byId.set(entry.id, entry);
-    indexOf.set(entry.id, index);
   }
-  for (let index = 0; index < entries.length; index++) {
-    const entry = entries[index] as TranscriptEntry;
+  return checkForwardParents(entries, byId, forward).map(() => byId);
+}
+
+/**
+ * The second half of {@link checkForest}, for a caller that already indexed the entries:
+ * `forward` holds every entry whose parent was not indexed when it was reached.
+ */
+export function checkForwardParents(entries: readonly TranscriptEntry[], byId: ReadonlyMap<string, TranscriptEntry>, forward: readonly TranscriptEntry[]): Result<void, KeelError> {
+  const indexOf = (id: string): number => entries.findIndex((entry) => entry.id === id);
+  for (const entry of forward) {
     if (entry.parentId !== null && !byId.has(entry.parentId)) {
-      return err(corrupt(`entry "${entry.id}" names a parent "${entry.parentId}" that does not exist`, { entryId: entry.id, parentId: entry.parentId, index }));
+      return err(corrupt(`entry "${entry.id}" names a parent "${entry.parentId}" that does not exist`, { entryId: entry.id, parentId: entry.parentId, index: indexOf(entry.id) }));
     }
   }
-  // 1: on the walk in progress, 2: known to reach a root.
-  const state = new Map<string, 1 | 2>();
-  const walk: string[] = [];
-  for (const entry of entries) {
+  const rooted = new Set<string>();
+  const walk = new Set<string>();
+  for (const entry of forward) {
     let current: TranscriptEntry | undefined = entry;
-    while (current && state.get(current.id) === undefined) {
-      state.set(current.id, 1);
-      walk.push(current.id);
+    while (current && !rooted.has(current.id)) {
+      if (walk.has(current.id)) {
+        return err(corrupt(`entry "${current.id}" is its own ancestor (a cycle in parent ids)`, { entryId: current.id, index: indexOf(current.id) }));
+      }
+      walk.add(current.id);
       current = current.parentId === null ? undefined : byId.get(current.parentId);
     }
-    if (current && state.get(current.id) === 1) {
-      return err(corrupt(`entry "${current.id}" is its own ancestor (a cycle in parent ids)`, { entryId: current.id, index: indexOf.get(current.id) ?? -1 }));
-    }
-    for (const id of walk) state.set(id, 2);
-    walk.length = 0;
+    for (const id of walk) rooted.add(id);
+    walk.clear();
   }
-  return ok(byId);
+  return ok(undefined);
 }
 
 /** Builds a tree from a checked forest (see {@link checkForest}); the caller keeps `entries` unchanged. */
 export function createMutableTree(entries: readonly TranscriptEntry[], byId: Map<string, TranscriptEntry>): MutableTranscriptTree {
-  const all: TranscriptEntry[] = [...entries];
-  const childrenOf = new Map<string, TranscriptEntry[]>();
+  const all: TranscriptEntry[] = entries.slice();
+  // Built on the first children() call: an open or import that never asks pays nothing for it.
+  let childrenOf: Map<string, TranscriptEntry[]> | undefined;
   const labels = new Map<string, string>();
-  const index = (entry: TranscriptEntry): void => {
+  const indexChild = (index: Map<string, TranscriptEntry[]>, entry: TranscriptEntry): void => {
     const key = entry.parentId ?? ROOTS;
-    const siblings = childrenOf.get(key);
+    const siblings = index.get(key);
     if (siblings) siblings.push(entry);
-    else childrenOf.set(key, [entry]);
-    if (entry.type === "label" && typeof entry["targetId"] === "string") {
-      const label = entry["label"];
-      if (typeof label === "string" && label.length > 0) labels.set(entry["targetId"], label);
-      else labels.delete(entry["targetId"]);
-    }
+    else index.set(key, [entry]);
   };
-  for (const entry of all) index(entry);
+  const indexLabel = (entry: TranscriptEntry): void => {
+    if (entry.type !== "label" || typeof entry["targetId"] !== "string") return;
+    const label = entry["label"];
+    if (typeof label === "string" && label.length > 0) labels.set(entry["targetId"], label);
+    else labels.delete(entry["targetId"]);
+  };
+  for (const entry of all) indexLabel(entry);
+  const children = (): Map<string, TranscriptEntry[]> => {
+    if (!childrenOf) {
+      childrenOf = new Map();
+      for (const entry of all) indexChild(childrenOf, entry);
+    }
+    return childrenOf;
+  };
 
   const path = (leafId: string | null): Result<TranscriptEntry[], KeelError> => {
     if (leafId === null) return ok([]);
@@ -125,7 +142,7 @@ export function createMutableTree(entries: readonly TranscriptEntry[], byId: Map
     last: () => all[all.length - 1],
     children: (id) => {
       if (id !== null && !byId.has(id)) return err(notFound(id));
-      return ok(childrenOf.get(id ?? ROOTS) ?? []);
+      return ok(children().get(id ?? ROOTS) ?? []);
     },
     path,
     label: (id) => labels.get(id),
@@ -134,7 +151,8 @@ export function createMutableTree(entries: readonly TranscriptEntry[], byId: Map
     add: (entry) => {
       all.push(entry);
       byId.set(entry.id, entry);
-      index(entry);
+      if (childrenOf) indexChild(childrenOf, entry);
+      indexLabel(entry);
     },
   };
 }
