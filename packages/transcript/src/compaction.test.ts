@@ -1,4 +1,4 @@
-import { createEventBus, type KeelEvent, type Usage } from "@keel/core";
+import { createEventBus, KeelError, type KeelEvent, type Usage } from "@keel/core";
 import { createMemoryStore } from "@keel/store";
 import { errAsync } from "neverthrow";
 import { describe, expect, it } from "vitest";
@@ -138,8 +138,9 @@ describe("compact", () => {
     expect([empty.code, empty.details["reason"]]).toEqual(["invalid_input", "empty"]);
     const malformed = (await compact(planned, recordingSummarizer({ history: "just prose" }).summarizer))._unsafeUnwrapErr();
     expect([malformed.code, malformed.details["reason"]]).toEqual(["invalid_input", "malformed"]);
-    expect((await compact(planned, async () => Promise.reject(new Error("down"))))._unsafeUnwrapErr().code).toBe("backend_failed");
-    expect((await compact(planned, () => errAsync(new (class extends Error {})("x") as never)))._unsafeUnwrapErr()).toBeDefined();
+    expect((await compact(planned, async () => { throw new Error("down"); }))._unsafeUnwrapErr().code).toBe("backend_failed");
+    // A summarizer answering a ResultAsync passes its error through.
+    expect((await compact(planned, () => errAsync(new KeelError("unavailable", "busy"))))._unsafeUnwrapErr().code).toBe("unavailable");
     const huge = (await compact(planned, recordingSummarizer({ history: `${GOOD}\n${"w".repeat(2000)}` }).summarizer, { estimator: chars }))._unsafeUnwrapErr();
     expect(huge.details["reason"]).toBe("not_smaller");
   });

@@ -56,9 +56,11 @@ export function summarize(summarizer: Summarizer, request: Omit<SummaryRequest, 
     (error) => toKeelError(error, "backend_failed", "the summarizer failed"),
   );
   return call(full)
-    .andThen((answer) => {
-      if (answer instanceof ResultAsync) return answer;
-      return ok(answer);
+    .andThen((answer): Result<SummaryResponse, KeelError> => {
+      // Awaiting a ResultAsync answer (a thenable) leaves its Result.
+      const result = answer as unknown as Result<SummaryResponse, KeelError>;
+      if (typeof result === "object" && result !== null && typeof result.isErr === "function") return result;
+      return ok(answer as SummaryResponse);
     })
     .andThen((answer) => {
       if (typeof answer !== "object" || answer === null) return err(new KeelError("invalid_input", "the summarizer answered no object: answer { text, usage? }", { details: { kind: request.kind, reason: "malformed" } }));
