@@ -1,8 +1,8 @@
-import { estimateTokens, type JsonValue, KeelError, type TokenEstimator, toKeelError, type Usage } from "@keel/core";
+import { estimateTokens, type JsonValue, KeelError, type TokenEstimator, toKeelError, type Usage, validate } from "@keel/core";
 import { err, errAsync, ok, okAsync, ResultAsync } from "neverthrow";
 import { COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFFIX } from "./context-build.js";
 import { formatFileOperations } from "./compaction-files.js";
-import { type CompactionPlan, planCompaction, type PlanCompactionOptions } from "./compaction-plan.js";
+import { type CompactionPlan, CompactionPlanSchema, planCompaction, type PlanCompactionOptions } from "./compaction-plan.js";
 import type { CompactionEntry, TranscriptEntryInput } from "./entry-schema.js";
 import { type Summarizer, summarize, sumUsage } from "./summarizer.js";
 import { buildSummaryPrompt } from "./summary-prompt.js";
@@ -54,6 +54,8 @@ function entryFor(plan: CompactionPlan, summaryBody: string, estimator: TokenEst
  */
 export function compact(plan: CompactionPlan, summarizer: Summarizer, options: CompactOptions = {}): ResultAsync<CompactionInput, KeelError> {
   if (typeof summarizer !== "function") return errAsync(new KeelError("invalid_input", "compact needs a summarizer function"));
+  const checked = validate(CompactionPlanSchema, plan, "compaction plan");
+  if (checked.isErr()) return errAsync(checked.error);
   const estimator = options.estimator ?? estimateTokens;
   const instructions = options.customInstructions === undefined ? {} : { customInstructions: options.customInstructions };
   const history =

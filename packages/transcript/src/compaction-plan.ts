@@ -1,5 +1,5 @@
-import { estimateTokens, type KeelError, type TokenEstimator, validate } from "@keel/core";
-import { ok, type Result } from "neverthrow";
+import { estimateTokens, KeelError, type TokenEstimator, validate } from "@keel/core";
+import { err, ok, type Result } from "neverthrow";
 import { z } from "zod";
 import { type ContextMessage, entryToContextMessage } from "./context-build.js";
 import type { AssistantMessage, CompactionEntry, ToolResultMessage, TranscriptEntry } from "./entry-schema.js";
@@ -60,6 +60,25 @@ export interface CompactionPlan {
   /** Token limit of the turn prefix summary (50% of `reserveTokens`). */
   turnPrefixMaxTokens: number;
 }
+
+const SpanSchema = z.looseObject({ entryIds: z.array(z.string()), messages: z.array(z.looseObject({ role: z.string() })) });
+
+/** The zod schema of a {@link CompactionPlan} (what `compact` checks before it asks anything). */
+export const CompactionPlanSchema = z.looseObject({
+  leafId: z.string().min(1),
+  firstKeptEntryId: z.string().min(1),
+  isSplitTurn: z.boolean(),
+  turnStartEntryId: z.string().nullable(),
+  history: SpanSchema,
+  turnPrefix: SpanSchema,
+  previousSummary: z.string().nullable(),
+  previousCompactionId: z.string().nullable(),
+  files: z.looseObject({ readFiles: z.array(z.string()), modifiedFiles: z.array(z.string()) }),
+  tokensBefore: z.number().nonnegative(),
+  keptTokens: z.number().nonnegative(),
+  summaryMaxTokens: z.number().int().nonnegative(),
+  turnPrefixMaxTokens: z.number().int().nonnegative(),
+});
 
 /** True for an entry that starts a turn: a user message, a user shell command, an extension's or host's message, a branch summary. */
 export function isTurnStart(entry: TranscriptEntry): boolean {
@@ -140,6 +159,7 @@ function span(path: readonly TranscriptEntry[], from: number, to: number, skip: 
 export function planCompaction(path: readonly TranscriptEntry[], options: PlanCompactionOptions): Result<CompactionPlan | null, KeelError> {
   const checked = validate(OptionsSchema, options, "compaction options");
   if (checked.isErr()) return checked.map(() => null);
+  if (!Array.isArray(path)) return err(new KeelError("invalid_input", "planCompaction needs a path: the array of entries from the root to the leaf (transcript.path())"));
   const estimator = options.estimator ?? estimateTokens;
   const last = path[path.length - 1];
   if (!last || last.type === "compaction") return ok(null);

@@ -222,3 +222,16 @@ describe("compactAgentHistory", () => {
     expect(compactAgentHistory(items, { maxEntries: 0 })._unsafeUnwrapErr().code).toBe("invalid_input");
   });
 });
+
+describe("bad input to the pure functions", () => {
+  it("answers invalid_input instead of throwing", async () => {
+    const { createTranscriptTree } = await import("./transcript-tree.js");
+    const { exportPiSession } = await import("./pi-session-export.js");
+    expect(planCompaction(null as never, { keepRecentTokens: 1, reserveTokens: 1 })._unsafeUnwrapErr().code).toBe("invalid_input");
+    expect((await compact({} as never, recordingSummarizer().summarizer))._unsafeUnwrapErr().code).toBe("invalid_input");
+    expect((await compact(null as never, null as never))._unsafeUnwrapErr().code).toBe("invalid_input");
+    expect(createTranscriptTree("x" as never)._unsafeUnwrapErr().code).toBe("invalid_input");
+    expect(createTranscriptTree([{ type: "message", id: "a", parentId: null, timestamp: "t" } as never])._unsafeUnwrapErr().code).toBe("invalid_input");
+    expect(exportPiSession(null as never)._unsafeUnwrapErr().code).toBe("invalid_input");
+  });
+});

@@ -78,7 +78,7 @@ export type { ImportPiSessionToStoreOptions } from "./pi-session-store.js";
 export { IMAGE_TOKENS, estimateEntryTokens, estimateMessageTokens } from "./compaction-tokens.js";
 export { MODIFYING_TOOLS, createFileTracker, formatFileOperations, normalizeFilePath } from "./compaction-files.js";
 export type { FileOperations, FileTracker } from "./compaction-files.js";
-export { isTurnStart, planCompaction, toolPairBlocks } from "./compaction-plan.js";
+export { CompactionPlanSchema, isTurnStart, planCompaction, toolPairBlocks } from "./compaction-plan.js";
 export type { CompactionPlan, CompactionSpan, PlanCompactionOptions } from "./compaction-plan.js";
 export { REQUIRED_SECTIONS, SUMMARY_SYSTEM_PROMPT, TOOL_RESULT_MAX_CHARS, buildSummaryPrompt, serializeConversation } from "./summary-prompt.js";
 export type { SummaryKind, SummaryPromptInput } from "./summary-prompt.js";

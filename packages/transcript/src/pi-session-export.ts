@@ -54,6 +54,10 @@ function toPiShape(entry: TranscriptEntry): Record<string, unknown> {
  * ```
  */
 export function exportPiSession(source: PiExportSource, options: ExportPiSessionOptions = {}): Result<string, KeelError> {
+  if (typeof source !== "object" || source === null || typeof source.tree !== "function" || typeof source.leafId !== "function") {
+    return err(new KeelError("invalid_input", "exportPiSession needs a Transcript or an ImportedPiSession"));
+  }
+  if (typeof options !== "object" || options === null) return err(new KeelError("invalid_input", "exportPiSession options must be an object"));
   const tree = source.tree();
   const leafId = options.leafId ?? source.leafId();
   const entries = tree.entries();

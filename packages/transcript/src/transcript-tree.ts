@@ -1,6 +1,7 @@
 import { KeelError } from "@keel/core";
 import { err, ok, type Result } from "neverthrow";
 import { buildContextFromPath, type TranscriptContext } from "./context-build.js";
+import { readEntry } from "./entry-parse.js";
 import type { TranscriptEntry } from "./entry-schema.js";
 
 /**
@@ -168,6 +169,11 @@ export function createMutableTree(entries: readonly TranscriptEntry[], byId: Map
  * ```
  */
 export function createTranscriptTree(entries: readonly TranscriptEntry[]): Result<TranscriptTree, KeelError> {
+  if (!Array.isArray(entries)) return err(new KeelError("invalid_input", "createTranscriptTree needs an array of entries"));
+  for (let index = 0; index < entries.length; index++) {
+    const checked = readEntry(entries[index], `entry ${index}`);
+    if (checked.isErr()) return err(checked.error);
+  }
   return checkForest(entries).map((byId) => {
     const tree = createMutableTree(entries, byId);
     const { add: _add, ...readOnly } = tree;
