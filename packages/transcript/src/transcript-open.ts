@@ -34,6 +34,12 @@ export interface OpenTranscriptOptions {
   events?: EventBus;
   /** Makes entry ids (default `newId()`, a ULID). */
   newEntryId?: () => string;
+  /**
+   * Only for a new session: keep entries in memory until the first assistant message, then write
+   * them all in one append (pi's behaviour: an aborted first call leaves no session behind).
+   * Default `false`: every append is durable at once, so a crash never loses the prompt.
+   */
+  deferUntilAssistant?: boolean;
 }
 
 const OptionsSchema = z.strictObject({
@@ -44,6 +50,7 @@ const OptionsSchema = z.strictObject({
   clock: z.custom<Clock>((value) => typeof (value as Clock | undefined)?.now === "function", "clock must have now()").optional(),
   events: z.custom<EventBus>((value) => typeof (value as EventBus | undefined)?.emit === "function", "events must be an EventBus").optional(),
   newEntryId: z.custom<() => string>((value) => typeof value === "function", "newEntryId must be a function").optional(),
+  deferUntilAssistant: z.boolean().optional(),
 });
 
 /** Options of {@link Transcript.fork}. */
@@ -193,9 +200,13 @@ async function openChecked(options: OpenTranscriptOptions): Promise<Result<Trans
   if (records.isErr()) return err(records.error);
   const loaded = loadEntries(sessionId, records.value);
   if (loaded.isErr()) return err(loaded.error);
-  const logHead = await store.logs.head(entriesKey(sessionId));
-  if (logHead.isErr()) return err(logHead.error);
-  const lastSeq = logHead.value?.lastSeq ?? 0;
+  // Seqs are dense within a log's life: the last record read is the head, unless there is none.
+  let lastSeq = records.value[records.value.length - 1]?.seq;
+  if (lastSeq === undefined) {
+    const logHead = await store.logs.head(entriesKey(sessionId));
+    if (logHead.isErr()) return err(logHead.error);
+    lastSeq = logHead.value?.lastSeq ?? 0;
+  }
   const { entries, byId } = loaded.value;
   let leafId = head.value.leafId;
   if (lastSeq > head.value.atSeq && entries.length > 0) leafId = (entries[entries.length - 1] as TranscriptEntry).id;
@@ -255,15 +266,32 @@ function createTranscript(state: TranscriptState): Transcript {
     return ok(entry);
   };
 
+  /** Entries in the tree but not yet written (only while `deferUntilAssistant` holds a new session back). */
+  const deferred: TranscriptEntry[] = [];
+  let deferring = state.options.deferUntilAssistant === true && state.tree.size === 0 && state.lastSeq === 0;
+
   const writeEntries = async (entries: readonly TranscriptEntry[]): Promise<Result<void, KeelError>> => {
+    if (deferring) {
+      const assistant = entries.some((entry) => entry.type === "message" && (entry["message"] as { role?: unknown }).role === "assistant");
+      if (!assistant) {
+        for (const entry of entries) state.tree.add(entry);
+        deferred.push(...entries);
+        const last = entries[entries.length - 1];
+        if (last) state.leafId = last.id;
+        return ok(undefined);
+      }
+    }
+    const batch = deferring ? [...deferred, ...entries] : entries;
     const appended = await store.logs.append(
       entriesKey(sessionId),
-      entries.map((entry) => ({ id: entry.id, value: entry as unknown as JsonValue })),
+      batch.map((entry) => ({ id: entry.id, value: entry as unknown as JsonValue })),
       { expectedSeq: state.lastSeq },
     );
     if (appended.isErr()) return err(appended.error);
     state.lastSeq = appended.value.lastSeq;
     for (const entry of entries) state.tree.add(entry);
+    deferring = false;
+    deferred.length = 0;
     const last = entries[entries.length - 1];
     if (last) state.leafId = last.id;
     return ok(undefined);
@@ -274,6 +302,11 @@ function createTranscript(state: TranscriptState): Transcript {
       return err(new KeelError("not_found", `entry "${id}" is not in transcript "${sessionId}": pass an existing entry id`, { details: { entryId: id } }));
     }
     if (id === state.leafId && state.head.atSeq === state.lastSeq && state.head.leafId === id) return ok(undefined);
+    if (deferring) {
+      // Nothing is written yet: the leaf moves in memory, and the first write makes it durable.
+      state.leafId = id;
+      return ok(undefined);
+    }
     const next: TranscriptHead = { ...state.head, leafId: id, atSeq: state.lastSeq };
     const put = await store.docs.put(headKey(sessionId), next as unknown as JsonValue, { expectedVersion: state.headVersion });
     if (put.isErr()) return err(put.error);

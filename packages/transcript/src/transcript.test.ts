@@ -139,3 +139,20 @@ describe("openTranscript on a store", () => {
     expect((await transcript.fork({ sessionId: "child" }))._unsafeUnwrapErr().code).toBe("conflict");
   });
 });
+
+describe("deferUntilAssistant", () => {
+  it("writes nothing until the first assistant message, then everything in one append", async () => {
+    const store = createMemoryStore();
+    const transcript = (await openTranscript({ store, sessionId: "d", deferUntilAssistant: true }))._unsafeUnwrap();
+    (await transcript.append({ type: "model_change", provider: "p", modelId: "m" }))._unsafeUnwrap();
+    (await transcript.append(user("prompt")))._unsafeUnwrap();
+    expect((await store.logs.read(entriesKey("d")))._unsafeUnwrap()).toEqual([]);
+    expect(transcript.buildContext()._unsafeUnwrap().messages).toHaveLength(1);
+    (await transcript.append(assistant("answer")))._unsafeUnwrap();
+    expect((await store.logs.read(entriesKey("d")))._unsafeUnwrap()).toHaveLength(3);
+    (await transcript.append(user("next")))._unsafeUnwrap();
+    expect((await store.logs.read(entriesKey("d")))._unsafeUnwrap()).toHaveLength(4);
+    const reopened = (await openTranscript({ store, sessionId: "d", create: false }))._unsafeUnwrap();
+    expect(reopened.buildContext()._unsafeUnwrap()).toEqual(transcript.buildContext()._unsafeUnwrap());
+  });
+});
