@@ -149,7 +149,7 @@ const base = {
 };
 
 /** Where a summary came from: Keel's summarizer call, a hook that supplied it, or an imported file. */
-export const SummarySourceSchema = z.enum(["summarizer", "hook", "import"]);
+export const SummarySourceSchema = z.union([z.literal("summarizer"), z.literal("hook"), z.literal("import")]);
 /** Where a summary came from. */
 export type SummarySource = z.output<typeof SummarySourceSchema>;
 
@@ -265,7 +265,7 @@ export function isKnownEntryType(type: string): type is KnownEntryType {
 }
 
 /** Drops the tree fields of an entry type, keeping its named fields. */
-type WithoutTreeFields<T> = { [P in keyof T as P extends "id" | "parentId" | "timestamp" ? never : P]: T[P] };
+export type WithoutTreeFields<T> = { [P in keyof T as P extends "id" | "parentId" | "timestamp" ? never : P]: T[P] };
 
 /**
  * What {@link Transcript.append} takes: an entry without its tree fields. The transcript assigns

@@ -48,6 +48,7 @@ export type {
   TranscriptMessage,
   UnknownTranscriptEntry,
   UserMessage,
+  WithoutTreeFields,
 } from "./entry-schema.js";
 export { parseEntry } from "./entry-parse.js";
 export {
