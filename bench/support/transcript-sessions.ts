@@ -60,6 +60,7 @@ export function branchedSession(entries: number): string {
   let index = 0;
   let trunkParent: string | null = null;
   let made = 0;
+  let nextBranchAt = trunkStep;
   const push = (parentId: string | null, fields: Record<string, unknown>): string => {
     const text = line(index++, parentId, fields);
     lines.push(text);
@@ -68,7 +69,9 @@ export function branchedSession(entries: number): string {
   for (let step = 0; step < trunkLength; step++) {
     const fields = step === 0 ? { type: "model_change", provider: "fake", modelId: "fake-model" } : payload(step);
     trunkParent = push(trunkParent, fields);
-    if (made < branches && step > 0 && step % trunkStep === 0 && step % 4 === 3) {
+    // Branch after an assistant's final answer (a turn boundary), once every trunkStep entries.
+    if (made < branches && step >= nextBranchAt && step % 4 === 3) {
+      nextBranchAt += trunkStep;
       let branchParent: string = trunkParent;
       for (let offset = 0; offset < branchLength; offset++) branchParent = push(branchParent, payload(offset));
       trunkParent = push(trunkParent, { type: "branch_summary", fromId: branchParent, summary: `## Goal\nBranch ${made} tried another approach.\n\n## Progress\n- explored ${branchLength} entries` });
