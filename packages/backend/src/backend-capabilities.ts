@@ -29,6 +29,19 @@ export type BackendSkillDelivery = "native" | "staged" | "prompt";
 export type BackendUsageSupport = "full" | "partial" | "none";
 
 /**
+ * Who loads a project's instruction files (`AGENTS.md`, `CLAUDE.md`, …):
+ *
+ * - `native` — the CLI reads them itself from its working directory (Claude Code, Codex, pi,
+ *   OpenCode, Gemini CLI, Copilot CLI do); the host adds nothing.
+ * - `prompt` — the backend loads none (a fresh-only runner, a bare model call); the host
+ *   discovers them (`discoverInstructions` from `@keel/skills`) and puts them into the prompt of
+ *   every fresh or rotated turn.
+ *
+ * @see {@link BackendCapabilities.instructions}
+ */
+export type BackendInstructionDelivery = "native" | "prompt";
+
+/**
  * What a backend can do. Hosts and the session planner read these before a turn: a backend
  * whose `resume` is false is never asked to resume, and its role sessions always start fresh
  * from the capsule.
@@ -43,4 +56,9 @@ export interface BackendCapabilities {
   skills: BackendSkillDelivery;
   /** How much usage the backend reports. */
   usage: BackendUsageSupport;
+  /**
+   * Who loads the project's instruction files. Absent means `native`: the runtime adds them to
+   * the prompt only for a backend that declares `prompt`.
+   */
+  instructions?: BackendInstructionDelivery;
 }

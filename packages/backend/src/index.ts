@@ -1,4 +1,4 @@
-export type { BackendCapabilities, BackendSkillDelivery, BackendUsageSupport } from "./backend-capabilities.js";
+export type { BackendCapabilities, BackendInstructionDelivery, BackendSkillDelivery, BackendUsageSupport } from "./backend-capabilities.js";
 export type { BackendFileAccess, BackendFileOperation, BackendTurnRequest, BackendTurnResult } from "./backend-turn.js";
 export type { Backend } from "./backend-port.js";
 export {

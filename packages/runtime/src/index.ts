@@ -1,7 +1,7 @@
 export { createKeel } from "./keel.js";
 export type { Keel } from "./keel.js";
 export { KeelOptionsSchema } from "./keel-options.js";
-export type { KeelOptions, RuntimeBudgetOptions } from "./keel-options.js";
+export type { KeelOptions, RuntimeBudgetOptions, RuntimeInstructionOptions } from "./keel-options.js";
 export { REPORT_FORMAT, buildRolePrompt, readReportLines } from "./prompt-builder.js";
 export type { PromptCapsule, ReportLines, RolePrompt, RolePromptInput } from "./prompt-builder.js";
 export { RoleTurnInputSchema } from "./role-turn.js";

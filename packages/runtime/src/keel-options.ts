@@ -17,6 +17,16 @@ export interface RuntimeBudgetOptions {
   reserveOutputTokens?: number;
 }
 
+/** Where {@link createKeel} looks for project instruction files (see `discoverInstructions` in `@keel/skills`). */
+export interface RuntimeInstructionOptions {
+  /** The agent's own configuration directory, read first. Default: none. */
+  agentDir?: string;
+  /** File names looked for in each directory, first match wins. Default `AGENTS.md`, `CLAUDE.md`. */
+  fileNames?: string[];
+  /** Also read directories above the repository root. Default false. */
+  trustOutsideRepository?: boolean;
+}
+
 /** Options of {@link createKeel}. Every part is optional. */
 export interface KeelOptions {
   /**
@@ -51,6 +61,12 @@ export interface KeelOptions {
   cwd?: string;
   /** The time limit of one backend turn in ms (default 600,000). */
   turnTimeoutMs?: number;
+  /**
+   * Project instruction files for backends that do not load them themselves (capability
+   * `instructions: "prompt"`): where to look and which names. `false` never adds them. Default:
+   * `AGENTS.md` / `CLAUDE.md` from `cwd` up to its repository root, no agent directory.
+   */
+  instructions?: false | RuntimeInstructionOptions;
   /** Work-session limits (capacity gate) and audit cadence. Default 200 tool calls, 180 active minutes, idle after 15, an audit every 3 sessions. */
   workSessions?: RuntimeWorkSessionOptions;
 }
@@ -91,5 +107,15 @@ export const KeelOptionsSchema: z.ZodType = z.strictObject({
   clock: z.custom<Clock>(isObjectWith("now"), "clock must have now()").optional(),
   cwd: z.string().min(1).refine((path) => path.startsWith("/") || /^[A-Za-z]:[\\/]/.test(path), "cwd must be an absolute path").optional(),
   turnTimeoutMs: z.number().int().positive().optional(),
+  instructions: z
+    .union([
+      z.literal(false),
+      z.strictObject({
+        agentDir: z.string().min(1).optional(),
+        fileNames: z.array(z.string().min(1).max(255)).min(1).max(16).optional(),
+        trustOutsideRepository: z.boolean().optional(),
+      }),
+    ])
+    .optional(),
   workSessions: RuntimeWorkSessionOptionsSchema.optional(),
 });

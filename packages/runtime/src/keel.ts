@@ -16,6 +16,8 @@ import { actualsFromUsage, createBudget, type Budget, type BudgetScope, type Res
 import { createRoleSessions, type RoleSessions, type TurnOutcome, type TurnPlan } from "@keel/sessions";
 import {
   createSkillLibrary,
+  discoverInstructions,
+  renderInstructions,
   renderSkillContract,
   stageSkills,
   type SkillDeliveryMode,
@@ -213,6 +215,23 @@ export function createKeel(options: KeelOptions = {}): Keel {
     return { mode, skillPaths: mode === "native" ? view.own.map((skill) => skill.path) : [] };
   };
 
+  /**
+   * The project's instruction files, rendered, for a backend that does not load them itself
+   * (capability `instructions: "prompt"`) on a turn that starts a thread; `null` otherwise. A
+   * failed discovery is a warning, never a failed turn.
+   */
+  const projectInstructions = (backend: Backend, plan: TurnPlan, warnings: RuntimeWarning[]): ResultAsync<string | null, KeelError> => {
+    if (options.instructions === false || backend.capabilities.instructions !== "prompt" || plan.action === "resumed") return okAsync(null);
+    const where = options.instructions ?? {};
+    return discoverInstructions({ cwd, ...where })
+      .andThen((found) => renderInstructions(found.files))
+      .map((text): string | null => (text === "" ? null : text))
+      .orElse((error) => {
+        warnings.push({ target: "instructions", operation: "discover", code: error.code, message: error.message });
+        return okAsync(null);
+      });
+  };
+
   const runSessionTurn = (
     turn: ReturnType<typeof RoleTurnInputSchema.parse>,
     backend: Backend,
@@ -231,8 +250,11 @@ export function createKeel(options: KeelOptions = {}): Keel {
             })
         : okAsync(undefined);
     let last: BackendTurnResult | undefined;
-    const execute = (plan: TurnPlan): ResultAsync<TurnOutcome, KeelError> => {
+    const execute = (plan: TurnPlan): ResultAsync<TurnOutcome, KeelError> =>
+      projectInstructions(backend, plan, warnings).andThen((instructions) => executeWith(plan, instructions));
+    const executeWith = (plan: TurnPlan, instructions: string | null): ResultAsync<TurnOutcome, KeelError> => {
       const prompt = buildRolePrompt({
+        instructions,
         role: turn.role,
         missionId: turn.missionId,
         action: plan.action,

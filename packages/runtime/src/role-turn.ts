@@ -79,4 +79,4 @@ export interface RoleTurnResult {
 }
 
 /** A warning of the runtime: a session persistence warning, or a budget settlement problem. */
-export type RuntimeWarning = SessionWarning | { target: "budget" | "skills" | "backend" | "work_session" | "checkpoint"; operation: string; code: string; message: string };
+export type RuntimeWarning = SessionWarning | { target: "budget" | "skills" | "instructions" | "backend" | "work_session" | "checkpoint"; operation: string; code: string; message: string };

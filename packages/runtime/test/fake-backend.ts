@@ -13,6 +13,7 @@ export function createFakeBackend(options: {
   id?: string;
   resumable?: boolean;
   skills?: "native" | "staged" | "prompt";
+  instructions?: "native" | "prompt";
   answer?: (request: TurnRequest) => string;
   fail?: (request: TurnRequest) => KeelError | undefined;
 } = {}): FakeBackend {
@@ -20,7 +21,12 @@ export function createFakeBackend(options: {
   const requests: TurnRequest[] = [];
   return {
     id: options.id ?? "fake",
-    capabilities: { resume: options.resumable ?? true, skills: options.skills ?? "prompt", usage: "full" },
+    capabilities: {
+      resume: options.resumable ?? true,
+      skills: options.skills ?? "prompt",
+      usage: "full",
+      ...(options.instructions ? { instructions: options.instructions } : {}),
+    },
     requests,
     forgetThreads: () => threads.clear(),
     runTurn(request): ResultAsync<TurnResult, KeelError> {

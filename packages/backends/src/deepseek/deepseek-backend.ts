@@ -9,7 +9,7 @@ import { normalizeDeepSeekUsage } from "./deepseek-usage.js";
 
 const ID = "deepseek";
 
-const CAPABILITIES = Object.freeze({ resume: false, skills: "prompt", usage: "full" }) satisfies BackendCapabilities;
+const CAPABILITIES = Object.freeze({ resume: false, skills: "prompt", usage: "full", instructions: "prompt" }) satisfies BackendCapabilities;
 
 /** What `keel doctor` shows for the DeepSeek adapter: an API (no CLI), usable when its key is set. */
 export const adapterInfo: CliAdapterInfo = {
