@@ -7,7 +7,7 @@ import { createKeelSession } from "./index.js";
 
 const message = (text: string): AgentInputItem => ({ role: "user", content: text }) as AgentInputItem;
 
-type Command = { type: "add"; texts: string[] } | { type: "get"; limit?: number } | { type: "pop" } | { type: "clear" };
+type Command = { type: "add"; texts: string[] } | { type: "get"; limit?: number | undefined } | { type: "pop" } | { type: "clear" };
 
 const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ type: fc.constant("add" as const), texts: fc.array(fc.string({ maxLength: 8 }), { maxLength: 4 }) }) },
