@@ -5,7 +5,7 @@
  * conformance suite.
  */
 import { KeelError, emptyUsage, estimateTokens, newId, type Usage } from "@keel/core";
-import { backendError, validateTurnRequest, withBackendContext, type Backend, type TurnResult } from "@keel/backends";
+import { backendError, validateBackendTurnRequest, withBackendContext, type Backend, type BackendTurnResult } from "@keel/backend";
 import { ResultAsync, errAsync } from "neverthrow";
 
 /** One earlier exchange of a thread. */
@@ -36,7 +36,7 @@ export function createFunctionBackend(options: FunctionBackendOptions): Backend 
     id: options.id,
     capabilities: { resume: true, skills: "prompt", usage: "partial" },
     runTurn(request, signal) {
-      const checked = validateTurnRequest(request);
+      const checked = validateBackendTurnRequest(request);
       if (checked.isErr()) return errAsync(withBackendContext(checked.error, options.id, null));
       if (signal?.aborted) return errAsync(fail("aborted", "aborted before the turn started", request.threadId ?? null));
       const threadId = request.threadId ?? newId();
@@ -48,7 +48,7 @@ export function createFunctionBackend(options: FunctionBackendOptions): Backend 
       const onAbort = () => controller.abort();
       signal?.addEventListener("abort", onAbort, { once: true });
 
-      const run = async (): Promise<TurnResult> => {
+      const run = async (): Promise<BackendTurnResult> => {
         let timer: NodeJS.Timeout | undefined;
         const stopped = new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(fail("timeout", `no answer within ${request.timeoutMs} ms`, threadId)), request.timeoutMs);
@@ -62,7 +62,7 @@ export function createFunctionBackend(options: FunctionBackendOptions): Backend 
           const input = [...history.flatMap((exchange) => [exchange.prompt, exchange.text]), request.prompt].join("\n");
           history.push({ prompt: request.prompt, text: answer.text });
           const usage: Usage = { ...emptyUsage(), inputUncached: estimateTokens(input), output: estimateTokens(answer.text), ...answer.usage };
-          return { text: answer.text, threadId, usage, durationMs: Date.now() - started, exitCode: null };
+          return { text: answer.text, threadId, usage, durationMs: Date.now() - started, exitCode: null, fileAccess: [], toolCalls: 0 };
         } finally {
           clearTimeout(timer);
           controller.abort();

@@ -4,7 +4,7 @@
  * reserves budget before every turn, and records a handoff when the budget says stop — so that
  * the next run (another process, tomorrow) picks the work up where it was left.
  */
-import { createScriptedBackend } from "@keel/backends";
+import { createScriptedBackend } from "@keel/backends/scripted";
 import { createKeel } from "@keel/runtime";
 
 /** What one run of the host loop did. */

@@ -1,28 +1,9 @@
-import { constants } from "node:fs";
-import { access, stat } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { delimiter, isAbsolute, join } from "node:path";
-import { validate, type KeelError } from "@keel/core";
+import { readFileSync } from "node:fs";
+import { KeelError, validate } from "@keel/core";
+import { withPlainEnv } from "@keel/backend";
 import { errAsync, ResultAsync } from "neverthrow";
 import { z } from "zod";
-import { withPlainEnv } from "./backend-port.js";
-import { runProcess } from "./process-runner.js";
-
-/** Ids of the CLI adapters, with the command each runs by default and whether it resumes. */
-export const CLI_BACKENDS = [
-  { id: "claude-code", command: "claude", resumable: true },
-  { id: "codex", command: "codex", resumable: true },
-  { id: "pi", command: "pi", resumable: true },
-  { id: "opencode", command: "opencode", resumable: true },
-  { id: "copilot", command: "copilot", resumable: true },
-  { id: "cursor", command: "cursor-agent", resumable: true },
-  { id: "gemini", command: "gemini", resumable: true },
-  { id: "grok", command: "grok", resumable: true },
-  { id: "qoder", command: "qodercli", resumable: true },
-] as const;
-
-/** Id of a CLI adapter. */
-export type CliBackendId = (typeof CLI_BACKENDS)[number]["id"];
+import { findCommand, parseCliVersion, probeCliVersion, versionStanding, type CliAdapterInfo, type CliVersionRange } from "./kit/index.js";
 
 /** What {@link detectBackends} found about one backend. */
 export interface BackendDetection {
@@ -38,8 +19,19 @@ export interface BackendDetection {
   available: boolean;
   /** First line of the `--version` output, or `null`. */
   version: string | null;
+  /** The `x.y.z` read from {@link BackendDetection.version}, or `null`. */
+  versionNumber: string | null;
   /** Whether the backend resumes threads. */
   resumable: boolean;
+  /** What the adapter is proven against: the real CLI, or recorded streams only. */
+  provenAgainst: CliAdapterInfo["provenAgainst"];
+  /** The CLI versions the adapter was proven with, or `null`. */
+  provenVersions: CliVersionRange | null;
+  /**
+   * Where the installed version stands: `proven` (inside the range), `older` or `newer` than it,
+   * or `unknown` (not installed, no version printed, or no range).
+   */
+  versionStanding: "proven" | "older" | "newer" | "unknown";
   /** Why it is not available, or `null`. */
   problem: string | null;
 }
@@ -48,76 +40,80 @@ export interface BackendDetection {
 export interface DetectBackendsOptions {
   /** Environment to search (`PATH`, API keys) and to run `--version` with (default `process.env`). */
   env?: Readonly<Record<string, string | undefined>>;
-  /** Commands to use instead of the defaults, per CLI id (a name on `PATH` or a path). */
-  commands?: Partial<Record<CliBackendId, string>>;
-  /** Time allowed for each `--version` (default 10,000 ms). */
+  /** Commands to use instead of the defaults, per backend id (a name on `PATH` or a path). */
+  commands?: Readonly<Record<string, string>>;
+  /** Time allowed for each `--version` (default 20,000 ms: a large JS CLI can take seconds to start on a loaded machine). */
   timeoutMs?: number;
+  /** Adapters to detect besides (or instead of, with `builtIn: false`) the built-in ones, e.g. third-party adapters. */
+  adapters?: readonly CliAdapterInfo[];
+  /** Whether to detect the adapters of this package (default true). */
+  builtIn?: boolean;
 }
 
 const OptionsSchema = z.strictObject({
   env: z.record(z.string(), z.string().optional()).optional(),
-  commands: z
-    .partialRecord(z.enum(CLI_BACKENDS.map((backend) => backend.id) as [CliBackendId, ...CliBackendId[]]), z.string().min(1))
-    .optional(),
+  commands: z.record(z.string(), z.string().min(1)).optional(),
   timeoutMs: z.number().int().positive().max(120_000).optional(),
+  adapters: z.array(z.looseObject({ id: z.string().min(1), kind: z.enum(["cli", "http"]) })).optional(),
+  builtIn: z.boolean().optional(),
 });
 
-async function isExecutableFile(path: string): Promise<boolean> {
-  try {
-    const info = await stat(path);
-    if (!info.isFile()) return false;
-    await access(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
+/** Subpaths of this package that are not adapters. */
+const NOT_ADAPTERS = new Set([".", "./kit", "./scripted", "./package.json", "./internal/*"]);
+
+/**
+ * The adapters of `@keel/backends`, read from its own `exports` map: every subpath but the root,
+ * `./kit` and `./scripted` is an adapter folder exporting `adapterInfo`. Adding an adapter is
+ * one folder and one `exports` entry; nothing else lists them.
+ */
+export async function listBuiltInAdapters(): Promise<CliAdapterInfo[]> {
+  const manifest = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { exports: Record<string, unknown> };
+  const names = Object.keys(manifest.exports)
+    .filter((key) => !NOT_ADAPTERS.has(key))
+    .map((key) => key.slice(2));
+  // Sources (`@keel/source`, tests) are .ts, the built package .js: load the sibling of this file's kind.
+  const extension = new URL(import.meta.url).pathname.endsWith(".ts") ? "ts" : "js";
+  const load = (name: string) => import(/* @vite-ignore */ new URL(`./${name}/index.${extension}`, import.meta.url).href) as Promise<{ adapterInfo?: CliAdapterInfo }>;
+  const modules = await Promise.all(names.map(load));
+  return modules.flatMap((module) => (module.adapterInfo ? [module.adapterInfo] : []));
 }
 
-/** Resolves a command like a shell would: a path as is, a bare name through `PATH`. */
-export async function findCommand(command: string, env: Readonly<Record<string, string | undefined>>): Promise<string | null> {
-  if (command.includes("/")) {
-    const path = isAbsolute(command) ? command : join(process.cwd(), command);
-    return (await isExecutableFile(path)) ? path : null;
+async function detectOne(info: CliAdapterInfo, command: string | null, env: Record<string, string>, timeoutMs: number): Promise<BackendDetection> {
+  const base = {
+    id: info.id,
+    kind: info.kind,
+    command,
+    resumable: info.capabilities.resume,
+    provenAgainst: info.provenAgainst,
+    provenVersions: info.versions,
+  };
+  if (info.kind === "http" || command === null) {
+    const key = info.apiKeyEnv;
+    const keySet = key !== undefined && (env[key] ?? "") !== "";
+    const problem = keySet ? null : key ? `${key} is not set` : "no command and no API key variable";
+    return { ...base, path: null, available: keySet, version: null, versionNumber: null, versionStanding: "unknown", problem };
   }
-  for (const dir of (env.PATH ?? "").split(delimiter)) {
-    if (dir === "") continue;
-    const candidate = join(dir, command);
-    if (await isExecutableFile(candidate)) return candidate;
-  }
-  return null;
-}
-
-async function detectCli(
-  entry: (typeof CLI_BACKENDS)[number],
-  command: string,
-  env: Record<string, string>,
-  timeoutMs: number,
-): Promise<BackendDetection> {
-  const base = { id: entry.id, kind: "cli" as const, command, resumable: entry.resumable };
   const path = await findCommand(command, env);
   if (path === null) {
-    return { ...base, path: null, available: false, version: null, problem: `${command} is not installed (not found on PATH)` };
+    const problem = `${command} is not installed (not found on PATH)`;
+    return { ...base, path: null, available: false, version: null, versionNumber: null, versionStanding: "unknown", problem };
   }
-  const lines: string[] = [];
-  const onLine = (line: string) => lines.push(line);
-  const ran = await runProcess({ command: path, args: ["--version"], cwd: tmpdir(), env, timeoutMs, onLine, killGraceMs: 500 });
-  if (ran.isErr()) return { ...base, path, available: false, version: null, problem: `${command} --version failed: ${ran.error.message}` };
-  const firstLine = (text: string) => text.split("\n").map((line) => line.trim()).find((line) => line !== "");
-  const version = (firstLine(lines.join("\n")) ?? firstLine(ran.value.stderr) ?? null)?.slice(0, 200) ?? null;
-  if (ran.value.exitCode !== 0) {
-    const problem = `${command} --version exited with code ${ran.value.exitCode ?? ran.value.signal}`;
-    return { ...base, path, available: false, version, problem };
-  }
-  return { ...base, path, available: true, version, problem: null };
+  const probe = await probeCliVersion(path, env, timeoutMs);
+  const versionNumber = probe.output === null ? null : (info.parseVersion ?? parseCliVersion)(probe.output);
+  const standing = versionStanding(versionNumber, info.versions);
+  const problem = probe.problem === null ? null : `${command} ${probe.problem}`;
+  return { ...base, path, available: probe.ok, version: probe.output, versionNumber, versionStanding: standing, problem };
 }
 
 /**
- * Which backends can run here, for `keel doctor`: for every CLI adapter, whether its command is
- * on `PATH` (or at the configured path) and what `--version` prints; for DeepSeek, whether
- * `DEEPSEEK_API_KEY` is set. Commands run with stdin closed and a timeout; nothing is installed
- * or changed. Per-backend problems are reported in `problem`, never as an error.
+ * Which backends can run here, for `keel doctor`: for every adapter (the built-in ones from
+ * {@link listBuiltInAdapters}, then `options.adapters`), whether its command is on `PATH` (or
+ * at the configured path), what `--version` prints, and whether that version is inside the range
+ * the adapter was proven with; for an API adapter, whether its key variable is set. Commands run
+ * with stdin closed and a timeout; nothing is installed or changed. Per-backend problems are
+ * reported in `problem`, never as an error.
  *
- * @returns one entry per backend, CLI adapters first, or `invalid_input` for bad options.
+ * @returns one entry per adapter, CLI adapters first, or `invalid_input` for bad options.
  */
 export function detectBackends(options: DetectBackendsOptions = {}): ResultAsync<BackendDetection[], KeelError> {
   const valid = validate(OptionsSchema, withPlainEnv(options), "detectBackends options");
@@ -125,24 +121,19 @@ export function detectBackends(options: DetectBackendsOptions = {}): ResultAsync
   const source = options.env ?? process.env;
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(source)) if (value !== undefined) env[key] = value;
-  const timeoutMs = options.timeoutMs ?? 10_000;
-  const detections = Promise.all(
-    CLI_BACKENDS.map((entry) => detectCli(entry, options.commands?.[entry.id] ?? entry.command, env, timeoutMs)),
-  ).then((clis): BackendDetection[] => {
-    const keySet = (env.DEEPSEEK_API_KEY ?? "") !== "";
-    return [
-      ...clis,
-      {
-        id: "deepseek",
-        kind: "http",
-        command: null,
-        path: null,
-        available: keySet,
-        version: null,
-        resumable: false,
-        problem: keySet ? null : "DEEPSEEK_API_KEY is not set",
-      },
-    ];
-  });
-  return ResultAsync.fromSafePromise(detections);
+  const timeoutMs = options.timeoutMs ?? 20_000;
+  const detections = (async () => {
+    const adapters = [...(options.builtIn === false ? [] : await listBuiltInAdapters()), ...(options.adapters ?? [])];
+    const unknown = Object.keys(options.commands ?? {}).filter((id) => !adapters.some((info) => info.id === id));
+    if (unknown.length > 0) {
+      throw new KeelError("invalid_input", `commands name no known adapter: ${unknown.join(", ")}; known: ${adapters.map((info) => info.id).join(", ")}`, {
+        details: { unknown },
+      });
+    }
+    const ordered = [...adapters.filter((info) => info.kind === "cli"), ...adapters.filter((info) => info.kind !== "cli")];
+    return Promise.all(ordered.map((info) => detectOne(info, options.commands?.[info.id] ?? info.command, env, timeoutMs)));
+  })();
+  return ResultAsync.fromPromise(detections, (cause) =>
+    KeelError.is(cause) ? cause : new KeelError("io_failed", `backend detection failed: ${String(cause)}`, { cause }),
+  );
 }

@@ -4,12 +4,13 @@
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { normalizeUsage, type Usage } from "@keel/core";
+import type { Usage } from "@keel/core";
 import { afterEach, describe, expect, it } from "vitest";
 import { createFakeCliHarness, type FakeCliHarness } from "./__fixtures__/fake-cli-target.js";
-import type { Backend } from "./backend-port.js";
-import type { CliBackendOptions } from "./cli-backend.js";
-import { createClaudeCodeBackend, createClaudeCodeParser } from "./claude-code/index.js";
+import type { Backend } from "@keel/backend";
+import type { CliBackendOptions } from "./kit/index.js";
+import { createClaudeCodeBackend, createClaudeCodeParser, normalizeClaudeCodeUsage } from "./claude-code/index.js";
+import { normalizeGeminiUsage } from "./gemini/index.js";
 import { createCodexBackend, createCodexParser } from "./codex/index.js";
 import { createCopilotBackend, createCopilotParser } from "./copilot/index.js";
 import { createCursorBackend } from "./cursor/index.js";
@@ -17,7 +18,7 @@ import { createGeminiBackend, createGeminiParser } from "./gemini/index.js";
 import { OPENCODE_RESUME_FAILURE, createOpenCodeBackend, createOpenCodeParser } from "./opencode/index.js";
 import { createPiBackend, createPiParser } from "./pi/index.js";
 import { createClaudeStyleParser } from "./claude-code/index.js";
-import { decideTurnOutcome, type ParsedTurn, type StreamParser, type TurnOutcomeRules } from "./index.js";
+import { decideTurnOutcome, type ParsedTurn, type StreamParser, type TurnOutcomeRules } from "./kit/index.js";
 
 const repoRoot = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
 const samples = resolve(repoRoot, "../shared/fixtures/cli");
@@ -35,10 +36,11 @@ if (!present && process.env.CI === "true") {
 
 const sample = (name: string) => resolve(samples, name);
 
-function parse(create: () => StreamParser, file: string, rules: Omit<TurnOutcomeRules, "backend"> = { resumeThreadId: null, resumeFailure: /$^/ }): ParsedTurn {
+function parse(create: () => StreamParser, file: string, rules: Omit<TurnOutcomeRules, "backend"> = { resumeThreadId: null, resumeFailure: /$^/ }): Pick<ParsedTurn, "text" | "threadId" | "usage"> {
   const parser = create();
   for (const line of readFileSync(sample(file), "utf8").split("\n")) parser.push(line);
-  return decideTurnOutcome(parser.findings(), { exitCode: 0, signal: null, stderr: "" }, { backend: "sample", ...rules })._unsafeUnwrap();
+  const { text, threadId, usage } = decideTurnOutcome(parser.findings(), { exitCode: 0, signal: null, stderr: "" }, { backend: "sample", ...rules })._unsafeUnwrap();
+  return { text, threadId, usage };
 }
 
 const usage = (fields: Partial<Usage>): Usage => ({ inputUncached: null, cacheRead: null, cacheWrite: null, output: null, reasoning: null, costUsd: null, ...fields });
@@ -123,13 +125,58 @@ describe.runIf(present)("parsers read the real CLI samples", () => {
 
   it("Gemini json and Grok Build json: usage normalization of the whole output object", () => {
     const gemini = JSON.parse(readFileSync(sample("gemini-cli.output-format-json.json"), "utf8")) as unknown;
-    expect(normalizeUsage(gemini, "gemini")._unsafeUnwrap()).toEqual(
+    expect(normalizeGeminiUsage(gemini)._unsafeUnwrap()).toEqual(
       usage({ inputUncached: 24939 - 21263 + 8965 + 28, cacheRead: 21263, output: 30, reasoning: 184 }),
     );
     const grok = JSON.parse(readFileSync(sample("grok-build.output-format-json.json"), "utf8")) as unknown;
-    expect(normalizeUsage(grok, "grok")._unsafeUnwrap()).toEqual(
+    expect(normalizeClaudeCodeUsage(grok, "grok")._unsafeUnwrap()).toEqual(
       usage({ inputUncached: 7210, cacheRead: 41000, cacheWrite: 0, output: 1893 - 412, reasoning: 412, costUsd: 0.01268905 }),
     );
+  });
+});
+
+describe.runIf(present)("parsers read the tool calls of the real CLI samples", () => {
+  const findings = (create: () => StreamParser, file: string) => {
+    const parser = create();
+    for (const line of readFileSync(sample(file), "utf8").split("\n")) parser.push(line);
+    return parser.findings();
+  };
+
+  it("Claude Code: the Write tool call, with the bytes of its content", () => {
+    expect(findings(createClaudeCodeParser, "claude-code.stream-json.jsonl")).toMatchObject({
+      fileAccess: [{ op: "write", path: "/private/tmp/gump-cli-tests/stream-test.txt", tool: "Write", bytes: 13 }],
+      toolCalls: 1,
+    });
+  });
+
+  it("Cursor: the read (bytes from its result) and the write (bytes of its text), each counted once", () => {
+    const found = findings(() => createClaudeStyleParser("cursor"), "cursor-agent.stream-json.jsonl");
+    expect(found.fileAccess).toEqual([
+      { op: "read", path: "README.md", tool: "read", bytes: Buffer.byteLength("# Project\n\nThis is a sample project...") },
+      { op: "write", path: "summary.txt", tool: "write", bytes: Buffer.byteLength("# README Summary\n\nThis project contains...") },
+    ]);
+    expect(found.toolCalls).toBe(2);
+  });
+
+  it("pi: the read tool call, with the bytes it returned", () => {
+    expect(findings(createPiParser, "pi.mode-json.first-run.jsonl")).toMatchObject({
+      fileAccess: [{ op: "read", path: "hello.txt", tool: "read", bytes: Buffer.byteLength("hello from the fixture file\n") }],
+      toolCalls: 1,
+    });
+  });
+
+  it("Codex: the ls command is a search of the working directory", () => {
+    expect(findings(createCodexParser, "codex-exec.json.jsonl")).toMatchObject({
+      fileAccess: [{ op: "search", path: ".", tool: "exec_command" }],
+      toolCalls: 1,
+    });
+  });
+
+  it("Gemini: the Bash tool call is counted; ls -la is a search of the working directory", () => {
+    expect(findings(createGeminiParser, "gemini-cli.stream-json.jsonl")).toMatchObject({
+      fileAccess: [{ op: "search", path: ".", tool: "Bash" }],
+      toolCalls: 1,
+    });
   });
 });
 

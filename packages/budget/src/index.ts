@@ -18,8 +18,8 @@ export type {
   CapacityStatus,
   TaskAdmissionRequest,
 } from "./capacity-gate.js";
-export { USAGE_DIALECTS, addUsage, normalizeUsage } from "@keel/core";
-export type { Usage, UsageDialect } from "@keel/core";
+export { addUsage } from "@keel/core";
+export type { Usage } from "@keel/core";
 export { DEFAULT_PRICES, createPriceTable, defaultPriceTable, priceUsage } from "./usage-price-table.js";
 export type { CostBasis, ModelPrice, PriceTable, PricedUsage } from "./usage-price-table.js";
 export { actualsFromUsage } from "./usage-actuals.js";

@@ -43,10 +43,28 @@ describe("keel doctor", () => {
     expect(byId["deepseek"]).toMatchObject({ available: true, resumable: false, kind: "http" });
     const io = captureIo({ cwd: scratch.dir, env: { PATH: fakeBin } });
     expect(await runCli(["doctor"], io)).toBe(0);
-    expect(io.out).toMatch(/^ {2}claude-code +available +2\.0\.14 \(Claude Code\) +resumes +.*bin\/claude$/m);
-    expect(io.out).toMatch(/^ {2}codex +not available +codex: broken install +resumes +codex --version exited with code 3$/m);
-    expect(io.out).toMatch(/^ {2}deepseek +not available +- +fresh only +DEEPSEEK_API_KEY is not set$/m);
+    expect(io.out).toMatch(/^ {2}claude-code +available +2\.0\.14 \(Claude Code\) +resumes +older than proven 2\.1\.197 +.*bin\/claude$/m);
+    expect(io.out).toMatch(/^ {2}codex +not available +codex: broken install +resumes +proven with 0\.171\.0 +codex --version exited with code 3$/m);
+    expect(io.out).toMatch(/^ {2}deepseek +not available +- +fresh only +recordings only +DEEPSEEK_API_KEY is not set$/m);
     expect(io.out).toContain("Backends: 1 of 10 available, 1 of them resume threads");
+  });
+
+  it("says for each installed CLI whether its version is in the range its adapter was proven with", async () => {
+    fakeCli("claude", 'echo "2.1.197 (Claude Code)"');
+    fakeCli("opencode", 'echo "1.19.2"');
+    fakeCli("qodercli", 'echo "1.1.52"');
+    const { report } = await doctorJson([], { PATH: fakeBin });
+    const byId = Object.fromEntries(report.backends.map((backend) => [backend.id, backend]));
+    expect(byId["claude-code"]).toMatchObject({ versionNumber: "2.1.197", versionStanding: "proven", provenAgainst: "real-cli" });
+    expect(byId["opencode"]).toMatchObject({ versionNumber: "1.19.2", versionStanding: "newer", provenVersions: { provenWith: "1.18.33", below: "1.19.0" } });
+    expect(byId["qoder"]).toMatchObject({ versionNumber: "1.1.52", versionStanding: "unknown", provenAgainst: "recordings", provenVersions: null });
+    const io = captureIo({ cwd: scratch.dir, env: { PATH: fakeBin } });
+    await runCli(["doctor"], io);
+    expect(io.out).toMatch(/^ {2}claude-code +available +2\.1\.197 \(Claude Code\) +resumes +proven 2\.1\.197 /m);
+    expect(io.out).toMatch(/^ {2}opencode +available +1\.19\.2 +resumes +newer than proven 1\.18\.33 /m);
+    expect(io.out).toMatch(/^ {2}qoder +available +1\.1\.52 +resumes +recordings only /m);
+    expect(io.out).toContain("Proven against the real CLI, offline: claude-code 2.1.197, codex 0.171.0, pi 0.73.1, opencode 1.18.33, copilot 1.0.102, gemini 0.61.0");
+    expect(io.out).toContain("Proven only against recorded output: cursor, grok, qoder, deepseek");
   });
 
   it("exits 0 when no CLI is installed: that is information", async () => {

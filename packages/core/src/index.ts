@@ -10,10 +10,8 @@ export type { SafeName } from "./safe-name.js";
 export { estimateTokens } from "./tokens.js";
 export type { TokenEstimator } from "./tokens.js";
 export { isCount, isPlainObjectOf, validate, validateFast, validateOrThrow } from "./validate.js";
-export { UsageSchema, emptyUsage, totalInputTokens } from "./usage.js";
+export { UsageSchema, addUsage, emptyUsage, totalInputTokens } from "./usage.js";
 export type { Usage } from "./usage.js";
-export { USAGE_DIALECTS, addUsage, normalizeUsage } from "./usage-normalize.js";
-export type { UsageDialect } from "./usage-normalize.js";
 export { createEventBus } from "./events.js";
 export type {
   AgentIoEvent,
@@ -37,5 +35,3 @@ export type {
   Unsubscribe,
   WorkflowEvent,
 } from "./events.js";
-export { KEEL_BACKEND_IDS } from "./backend-ids.js";
-export type { KeelBackendId } from "./backend-ids.js";

@@ -47,3 +47,25 @@ export function totalInputTokens(usage: Usage | null | undefined): number | null
   if (parts.every((part) => part === null)) return null;
   return parts.reduce<number>((sum, part) => sum + (part ?? 0), 0);
 }
+
+function addKnown(a: number | null, b: number | null): number | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return a + b;
+}
+
+/**
+ * Sums two usages bucket by bucket: unknown plus unknown stays unknown (`null`), unknown plus a
+ * number is that number. Used to add the steps of one turn, or the turns of a thread.
+ * (Each backend adapter maps its CLI's own usage shape to {@link Usage}; the kernel knows none.)
+ */
+export function addUsage(a: Usage, b: Usage): Usage {
+  return {
+    inputUncached: addKnown(a.inputUncached, b.inputUncached),
+    cacheRead: addKnown(a.cacheRead, b.cacheRead),
+    cacheWrite: addKnown(a.cacheWrite, b.cacheWrite),
+    output: addKnown(a.output, b.output),
+    reasoning: addKnown(a.reasoning, b.reasoning),
+    costUsd: addKnown(a.costUsd, b.costUsd),
+  };
+}

@@ -1,5 +1,5 @@
 import { SafeNameSchema, type Clock, type EventBus } from "@keel/core";
-import type { Backend } from "@keel/backends";
+import type { Backend } from "@keel/backend";
 import type { Limits } from "@keel/budget";
 import type { SessionLimits, SessionPolicy } from "@keel/sessions";
 import type { SkillLayer, SkillLibrary } from "@keel/skills";

@@ -1,5 +1,4 @@
-import { stat } from "node:fs/promises";
-import { isAbsolute, relative, resolve } from "node:path";
+import { resolve } from "node:path";
 import {
   KeelError,
   createEventBus,
@@ -12,11 +11,10 @@ import {
   validateOrThrow,
   type EventBus,
 } from "@keel/core";
-import type { Backend, TurnRequest as BackendTurnRequest, TurnResult as BackendTurnResult } from "@keel/backends";
+import type { Backend, BackendTurnRequest, BackendTurnResult } from "@keel/backend";
 import { actualsFromUsage, createBudget, type Budget, type BudgetScope, type Reservation } from "@keel/budget";
 import { createRoleSessions, type RoleSessions, type TurnOutcome, type TurnPlan } from "@keel/sessions";
 import {
-  SKILL_BACKEND_IDS,
   createSkillLibrary,
   renderSkillContract,
   stageSkills,
@@ -31,6 +29,8 @@ import { KeelOptionsSchema, type KeelOptions } from "./keel-options.js";
 import { buildRolePrompt, readReportLines } from "./prompt-builder.js";
 import { RoleTurnInputSchema, type RoleTurnInput, type RoleTurnResult, type RuntimeWarning } from "./role-turn.js";
 import { createRoundRunner, type RoundInput, type RoundResult } from "./round.js";
+import { readResumeState, writeResumeState } from "./internal/backend-thread-state.js";
+import { fileAccessEvents } from "./internal/file-access-events.js";
 import { scopeId } from "./internal/scope-id.js";
 
 /** A composed Keel runtime: sessions, skills, budget and backends over one store. */
@@ -148,7 +148,7 @@ export function createKeel(options: KeelOptions = {}): Keel {
           runSessionTurn(turn, backend, view, warnings)
             .andThen(({ result, plan, delivery, last }) =>
               settle(reservation, result.usage, turn.model ?? null, last?.durationMs ?? null, warnings)
-                .andThen(() => emitReads(turn, result.paths?.inspected ?? []))
+                .andThen(() => emitFileAccess(turn, last, result.paths?.inspected ?? []))
                 .map(
                 (): RoleTurnResult => ({
                   text: result.text,
@@ -158,6 +158,8 @@ export function createKeel(options: KeelOptions = {}): Keel {
                   promptBytes: result.promptBytes,
                   plan,
                   durationMs: last?.durationMs ?? 0,
+                  fileAccess: last?.fileAccess ?? [],
+                  toolCalls: last?.toolCalls ?? 0,
                   skillDelivery: delivery,
                   warnings,
                 }),
@@ -170,9 +172,8 @@ export function createKeel(options: KeelOptions = {}): Keel {
 
   const resolveView = (role: string, backend: Backend, warnings: RuntimeWarning[]): ResultAsync<SkillView | null, KeelError> => {
     if (!skills) return okAsync(null);
-    const known = (SKILL_BACKEND_IDS as readonly string[]).includes(backend.id);
     return skills
-      .resolve(role, known ? { backend: backend.id as (typeof SKILL_BACKEND_IDS)[number] } : {})
+      .resolve(role, { deliveryMode: backend.capabilities.skills })
       .map((view): SkillView | null => view)
       .orElse((error) => {
         warnings.push({ target: "skills", operation: "resolve", code: error.code, message: error.message });
@@ -216,17 +217,35 @@ export function createKeel(options: KeelOptions = {}): Keel {
         skillContract: contract && contract.isOk() ? contract.value : null,
       });
       if (prompt.isErr()) return errAsync(prompt.error);
-      const request: BackendTurnRequest = {
-        prompt: prompt.value.text,
-        cwd,
-        timeoutMs: turnTimeoutMs,
-        ...(turn.model ? { model: turn.model } : {}),
-        ...(plan.threadId ? { threadId: plan.threadId } : {}),
-        ...(delivery && delivery.skillPaths.length > 0 ? { skillPaths: delivery.skillPaths } : {}),
-      };
-      return backend.runTurn(request).map((result): TurnOutcome => {
-        last = result;
-        return { text: result.text, threadId: result.threadId, usage: result.usage, promptBytes: utf8Bytes(prompt.value.text), ...readReportLines(result.text) };
+      const promptText = prompt.value.text;
+      // The adapter's state for the thread (e.g. Codex's running usage total), kept from its last turn.
+      const kept = plan.threadId
+        ? readResumeState(store, turn.missionId, turn.role, backend.id, plan.threadId).orElse((error) => {
+            warnings.push({ target: "backend", operation: "read_resume_state", code: error.code, message: error.message });
+            return okAsync(undefined);
+          })
+        : okAsync(undefined);
+      return kept.andThen((resumeState) => {
+        const request: BackendTurnRequest = {
+          prompt: promptText,
+          cwd,
+          timeoutMs: turnTimeoutMs,
+          ...(turn.model ? { model: turn.model } : {}),
+          ...(plan.threadId ? { threadId: plan.threadId } : {}),
+          ...(plan.threadId && resumeState ? { resumeState } : {}),
+          ...(delivery && delivery.skillPaths.length > 0 ? { skillPaths: delivery.skillPaths } : {}),
+        };
+        return backend.runTurn(request).andThen((result) => {
+          last = result;
+          return writeResumeState(store, turn.missionId, turn.role, backend.id, result.threadId, result.resumeState)
+            .orElse((error) => {
+              warnings.push({ target: "backend", operation: "write_resume_state", code: error.code, message: error.message });
+              return okAsync(undefined);
+            })
+            .map(
+              (): TurnOutcome => ({ text: result.text, threadId: result.threadId, usage: result.usage, promptBytes: utf8Bytes(promptText), ...readReportLines(result.text) }),
+            );
+        });
       });
     };
     return staged.andThen(() =>
@@ -266,19 +285,19 @@ export function createKeel(options: KeelOptions = {}): Keel {
       });
   };
 
-  /** `agent.io.read` for every path the role reported inspecting, with its size when it lies inside `cwd`. */
-  const emitReads = (turn: { missionId: string; role: string }, inspected: readonly string[]): ResultAsync<void, KeelError> => {
-    const sizes = inspected.map((path) => {
-      const full = resolve(cwd, path);
-      const inside = !relative(cwd, full).startsWith("..") && !isAbsolute(relative(cwd, full));
-      return inside ? stat(full).then((stats) => (stats.isFile() ? stats.size : 0), () => 0) : Promise.resolve(0);
+  /**
+   * `agent.io.read` / `write` / `search` for what the agent really did (the backend's
+   * `fileAccess`), or, from a backend that shows no tool call, for the paths the role reported
+   * inspecting; paths relative to `cwd`.
+   */
+  const emitFileAccess = (
+    turn: { missionId: string; role: string },
+    last: BackendTurnResult | undefined,
+    inspected: readonly string[],
+  ): ResultAsync<void, KeelError> =>
+    ResultAsync.fromSafePromise(fileAccessEvents(cwd, turn, last, inspected)).map((accesses) => {
+      for (const access of accesses) events.emit(access);
     });
-    return ResultAsync.fromSafePromise(Promise.all(sizes)).map((bytes) => {
-      inspected.forEach((path, index) => {
-        events.emit({ type: "agent.io.read", role: turn.role, missionId: turn.missionId, path, bytes: bytes[index] ?? 0, skill: null });
-      });
-    });
-  };
 
   const runRound = createRoundRunner({ runRoleTurn, events });
 

@@ -2,6 +2,7 @@ import type { Usage } from "@keel/core";
 import type { SessionWarning, TurnPlan } from "@keel/sessions";
 import type { SkillDeliveryMode } from "@keel/skills";
 import { z } from "zod";
+import type { BackendFileAccess } from "@keel/backend";
 
 /** What {@link Keel.runRoleTurn} is asked. */
 export interface RoleTurnInput {
@@ -51,6 +52,13 @@ export interface RoleTurnResult {
   plan: TurnPlan;
   /** The backend's own time for the turn, in ms. */
   durationMs: number;
+  /**
+   * The file reads, writes and searches the agent's tool calls made in the turn, as the backend
+   * saw them (`BackendTurnResult.fileAccess`); `agent.io.*` events are emitted from these.
+   */
+  fileAccess: BackendFileAccess[];
+  /** How many tool calls the agent made in the turn (`BackendTurnResult.toolCalls`): what work-session hygiene counts. */
+  toolCalls: number;
   /** How the role's skills reached the backend, or `null` without skills. */
   skillDelivery: SkillDeliveryMode | null;
   /** Persistence and accounting warnings; none of them changed the result. */
@@ -58,4 +66,4 @@ export interface RoleTurnResult {
 }
 
 /** A warning of the runtime: a session persistence warning, or a budget settlement problem. */
-export type RuntimeWarning = SessionWarning | { target: "budget" | "skills"; operation: string; code: string; message: string };
+export type RuntimeWarning = SessionWarning | { target: "budget" | "skills" | "backend"; operation: string; code: string; message: string };

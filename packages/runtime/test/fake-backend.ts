@@ -1,5 +1,5 @@
 import { KeelError, estimateTokens, newId, type Usage } from "@keel/core";
-import type { Backend, TurnRequest, TurnResult } from "@keel/backends";
+import type { Backend, BackendTurnRequest as TurnRequest, BackendTurnResult as TurnResult } from "@keel/backend";
 import { errAsync, okAsync, type ResultAsync } from "neverthrow";
 
 /** A small provider double for the runtime's unit tests: threads remember their prompts. */
@@ -36,7 +36,7 @@ export function createFakeBackend(options: {
       const history = (threads.get(threadId) ?? 0) + estimateTokens(request.prompt);
       threads.set(threadId, history + estimateTokens(text));
       const usage: Usage = { inputUncached: history, cacheRead: 0, cacheWrite: 0, output: estimateTokens(text), reasoning: null, costUsd: null };
-      return okAsync({ text, threadId: options.resumable === false ? null : threadId, usage, durationMs: 5, exitCode: 0 });
+      return okAsync({ text, threadId: options.resumable === false ? null : threadId, usage, durationMs: 5, exitCode: 0, fileAccess: [], toolCalls: 0 });
     },
   };
 }

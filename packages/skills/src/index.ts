@@ -19,14 +19,7 @@ export { searchSkills, searchTerms } from "./skill-search.js";
 export type { SkillSearchHit, SkillSearchOptions } from "./skill-search.js";
 export { DEFAULT_CONTRACT_MAX_BYTES, renderSkillContract, SKILL_RULES } from "./skill-contract.js";
 export type { RenderSkillContractOptions } from "./skill-contract.js";
-export {
-  SKILL_BACKEND_IDS,
-  SKILL_DELIVERY,
-  SkillBackendIdSchema,
-  STAGED_SKILLS_DIRECTORY,
-  skillArgsFor,
-  skillDeliveryFor,
-} from "./skill-delivery.js";
-export type { SkillBackendId, SkillDelivery, SkillDeliveryMode } from "./skill-delivery.js";
+export { SKILL_DELIVERY_MODES, STAGED_SKILLS_DIRECTORY, SkillDeliveryModeSchema, planSkillDelivery } from "./skill-delivery.js";
+export type { SkillDelivery, SkillDeliveryMode } from "./skill-delivery.js";
 export { stageSkills } from "./skill-staging.js";
 export type { StageAction, StagedSkill, StageReport, StageSkillsOptions } from "./skill-staging.js";

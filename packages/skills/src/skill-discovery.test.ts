@@ -130,7 +130,7 @@ describe("layers, roles and precedence", () => {
       const result = await library.resolve(role as string);
       expect(result._unsafeUnwrapErr().code).toBe("invalid_input");
     }
-    expect((await library.resolve("a", { backend: "nope" as "pi" }))._unsafeUnwrapErr().code).toBe("invalid_input");
+    expect((await library.resolve("a", { deliveryMode: "nope" as "native" }))._unsafeUnwrapErr().code).toBe("invalid_input");
     const bad: unknown[] = [
       { layers: [] },
       { layers: [{ name: "a/b", dir: root }] },

@@ -131,7 +131,7 @@ describe("views and events", () => {
     const seen: KeelEventMap["skill.library.available"][] = [];
     events.on("skill.library.available", (event) => seen.push(event));
     const library = createSkillLibrary({ layers: [{ name: "project", dir: join(root, "project") }], mode: "strict", events });
-    const view = (await library.resolve("engineer", { backend: "codex" }))._unsafeUnwrap();
+    const view = (await library.resolve("engineer", { deliveryMode: "staged" }))._unsafeUnwrap();
     expect(Object.isFrozen(view) && Object.isFrozen(view.skills) && Object.isFrozen(view.skills[0]) && Object.isFrozen(view.skills[0]?.metadata)).toBe(true);
     expect(seen).toEqual([
       {

@@ -7,7 +7,7 @@ import { sameScan } from "./internal/scan-compare.js";
 import { scanLayers, type ScanResult } from "./internal/skill-scan.js";
 import { buildView } from "./internal/view-build.js";
 import { readSkillBody, type SkillBody } from "./skill-body.js";
-import { SkillBackendIdSchema, SKILL_DELIVERY, type SkillBackendId } from "./skill-delivery.js";
+import { SkillDeliveryModeSchema, type SkillDeliveryMode } from "./skill-delivery.js";
 import { searchSkills, type SkillSearchHit, type SkillSearchOptions } from "./skill-search.js";
 import type { SkillDiscoveryMode, SkillEntry, SkillView } from "./skill-view.js";
 
@@ -64,8 +64,8 @@ export interface SkillLibraryOptions {
 
 /** Options of {@link SkillLibrary.resolve}. */
 export interface ResolveSkillsOptions {
-  /** The backend the view is for; its delivery mode is reported in the event. */
-  backend?: SkillBackendId;
+  /** How the view's skills reach the backend it is for (`backend.capabilities.skills`); reported in the event. */
+  deliveryMode?: SkillDeliveryMode;
 }
 
 /** Who reads a body, for the `agent.io.read` record. */
@@ -132,7 +132,7 @@ const OptionsSchema = z
 
 const MAX_REMEMBERED_VIEWS = 64;
 
-const ResolveOptionsSchema = z.object({ backend: SkillBackendIdSchema.optional() }).strict();
+const ResolveOptionsSchema = z.object({ deliveryMode: SkillDeliveryModeSchema.optional() }).strict();
 
 /**
  * Creates a layered skill library. Throws `invalid_input` at once for bad options (no layers,
@@ -188,7 +188,7 @@ export function createSkillLibrary(options: SkillLibraryOptions): SkillLibrary {
         own: view.own.map((skill) => skill.path),
         reference: view.reference.map((skill) => skill.path),
         discoveryMode: mode,
-        ...(resolveOptions.backend ? { deliveryMode: SKILL_DELIVERY[resolveOptions.backend] } : {}),
+        ...(resolveOptions.deliveryMode ? { deliveryMode: resolveOptions.deliveryMode } : {}),
       });
       return view;
     };

@@ -5,8 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { BackendConformanceHarness, BackendConformanceTarget } from "@keel/testkit/backend";
-import type { Backend } from "../backend-port.js";
-import type { CliBackendOptions } from "../cli-backend.js";
+import type { Backend } from "@keel/backend";
+import type { CliBackendOptions } from "../kit/index.js";
 
 /** One recorded invocation of a fake CLI. */
 export interface FakeInvocation {
@@ -68,5 +68,10 @@ export function fakeCliTarget<O extends CliBackendOptions>(
   script: URL,
   options: Partial<O> = {},
 ): BackendConformanceTarget {
-  return { name: `${name} (fake CLI)`, resumable, setup: () => createFakeCliHarness(name, create, script, options) };
+  return {
+    name: `${name} (fake CLI)`,
+    resumable,
+    scenarios: ["success", "unknown_events", "in_band_error", "transient_error", "garbage", "hang"],
+    setup: () => createFakeCliHarness(name, create, script, options),
+  };
 }

@@ -4,7 +4,7 @@
 //
 // Environment:
 //   KEEL_FAKE_STATE     directory for sessions, the invocation log and spawned pids (required for resume)
-//   KEEL_FAKE_SCENARIO  success | unknown_events | in_band_error | garbage | crash | hang  (default success)
+//   KEEL_FAKE_SCENARIO  success | unknown_events | in_band_error | transient_error | garbage | crash | hang  (default success)
 //   KEEL_FAKE_SAMPLE    print this file verbatim instead (a recorded sample), exit KEEL_FAKE_EXIT (default 0)
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -12,7 +12,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } fr
 import { join } from "node:path";
 
 /** Environment variables worth recording for the tests (what adapters set). */
-const RECORDED_ENV = /^(KEEL_|OPENCODE_|GEMINI_|GROK_|PI_|CODEX_|DEEPSEEK_)/;
+const RECORDED_ENV = /^(KEEL_|OPENCODE_|GEMINI_|GROK_|PI_|CODEX_|DEEPSEEK_|COPILOT_|IS_SANDBOX$)/;
 
 function sessionFile(state, id) {
   return join(state, "sessions", encodeURIComponent(id));
@@ -78,6 +78,16 @@ export function runFakeCli(profile) {
     case "in_band_error": {
       const failure = profile.inBandError(id);
       finish(failure.stdout, failure.stderr ?? "", 0);
+      return;
+    }
+    case "transient_error": {
+      // What a CLI does when the provider answers 529 and it gives up: its own words, a failure exit.
+      const failure = profile.transientError?.(id) ?? {
+        stdout: lines.slice(0, 1),
+        stderr: 'API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
+        exitCode: 1,
+      };
+      finish(failure.stdout ?? [], failure.stderr ?? "", failure.exitCode ?? 0);
       return;
     }
     case "garbage":

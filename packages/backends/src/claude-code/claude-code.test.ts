@@ -2,10 +2,11 @@ import { mkdir, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describeBackendConformance } from "@keel/testkit/backend";
 import { afterEach, describe, expect, it } from "vitest";
-import { createFakeCliHarness, fakeCliTarget, type FakeCliHarness } from "../__fixtures__/fake-cli-target.js";
+import { createFakeCliHarness, fakeCliOptions, fakeCliTarget, type FakeCliHarness } from "../__fixtures__/fake-cli-target.js";
 import { createClaudeCodeBackend, createClaudeCodeParser, type ClaudeCodeBackendOptions } from "./index.js";
 
 const fake = new URL("./__fixtures__/fake-claude-code.mjs", import.meta.url);
+const fakeOptions = (harness: FakeCliHarness) => fakeCliOptions(fake, harness.state);
 
 describeBackendConformance(fakeCliTarget("claude-code", true, createClaudeCodeBackend, fake));
 
@@ -24,6 +25,30 @@ describe("claude-code adapter", () => {
     expect(result.threadId).toMatch(/^[0-9a-f-]{36}$/);
     expect(result.usage).toEqual({ inputUncached: 4, cacheRead: 31252, cacheWrite: 908, output: 45, reasoning: null, costUsd: 0.0123 });
     expect(result.exitCode).toBe(0);
+  });
+
+  it("reports the Read tool call as a file read with the bytes it returned", async () => {
+    const { backend, cwd } = await open();
+    const result = (await backend.runTurn({ prompt: "What is in the README?", cwd, timeoutMs: 30_000 }))._unsafeUnwrap();
+    expect(result.fileAccess).toEqual([
+      { op: "read", path: "/home/keel/project/README.md", tool: "Read", bytes: Buffer.byteLength("# Project\nA small fixture project.\n") },
+    ]);
+    expect(result.toolCalls).toBe(1);
+  });
+
+  it("sets IS_SANDBOX=1 as root in bypassPermissions mode (Claude Code refuses the mode as root otherwise), and only then", async () => {
+    const root = process.getuid?.() === 0;
+    // Not inheriting process.env: the machine running the tests may set IS_SANDBOX itself.
+    const { backend, cwd } = await open({ inheritEnv: false });
+    await backend.runTurn({ prompt: "go", cwd, timeoutMs: 30_000 });
+    const accepting = createClaudeCodeBackend({ ...fakeOptions(harness), inheritEnv: false, permissionMode: "acceptEdits" });
+    await accepting.runTurn({ prompt: "go", cwd, timeoutMs: 30_000 });
+    const preset = createClaudeCodeBackend({ ...fakeOptions(harness), inheritEnv: false, env: { ...fakeOptions(harness).env, IS_SANDBOX: "0" } });
+    await preset.runTurn({ prompt: "go", cwd, timeoutMs: 30_000 });
+    const [bypass, accept, own] = await harness.invocations();
+    expect(bypass!.env.IS_SANDBOX).toBe(root ? "1" : undefined);
+    expect(accept!.env.IS_SANDBOX).toBeUndefined();
+    expect(own!.env.IS_SANDBOX).toBe("0");
   });
 
   it("passes headless flags, model, resume, extra flags and the prompt in order, in cwd", async () => {
@@ -74,6 +99,9 @@ describe("claude-code adapter", () => {
     (await backend.runTurn({ prompt: "go", cwd, timeoutMs: 30_000, skillPaths }))._unsafeUnwrap();
     const [call] = await harness.invocations();
     const addDir = call!.argv[call!.argv.indexOf("--add-dir") + 1]!;
+    // --add-dir is variadic in the real CLI: a flag must follow its value, or it eats the prompt.
+    expect(call!.argv[call!.argv.indexOf("--add-dir") + 2]).toMatch(/^--/);
+    expect(call!.argv.at(-1)).toBe("go");
     expect((call as unknown as { parsed: { skills: unknown[] } }).parsed.skills).toEqual([
       { name: "release-notes", target: own },
       { name: "triage", target: other },

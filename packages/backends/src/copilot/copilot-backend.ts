@@ -1,9 +1,26 @@
 import { randomUUID } from "node:crypto";
 import { validateOrThrow } from "@keel/core";
 import { z } from "zod";
-import { withPlainEnv, type Backend } from "../backend-port.js";
-import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, type CliBackendOptions } from "../cli-backend.js";
+import { withPlainEnv, type Backend, type BackendCapabilities } from "@keel/backend";
+import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, type CliBackendOptions, type CliAdapterInfo } from "../kit/index.js";
+import { ResultAsync } from "neverthrow";
 import { COPILOT_RESUME_FAILURE, createCopilotParser } from "./copilot-events.js";
+import { readCopilotSessionUsage } from "./copilot-session-usage.js";
+
+const CAPABILITIES = Object.freeze({ resume: true, skills: "staged", usage: "full" }) satisfies BackendCapabilities;
+
+/**
+ * What `keel doctor` shows for the Copilot CLI adapter: its command, capabilities and the CLI
+ * versions it is proven against (the real CLI, offline, against a fake provider).
+ */
+export const adapterInfo: CliAdapterInfo = {
+  id: "copilot",
+  kind: "cli",
+  command: "copilot",
+  capabilities: CAPABILITIES,
+  provenAgainst: "real-cli",
+  versions: { provenWith: "1.0.102", below: "1.1.0" },
+};
 
 /** Options of {@link createCopilotBackend}. */
 export interface CopilotBackendOptions extends CliBackendOptions {
@@ -31,8 +48,11 @@ const OptionsSchema = CliBackendOptionsSchema.extend({
  * (--session-id=<new uuid> | --resume=<id>) [extra…]`, run in `cwd` (sessions are per cwd).
  *
  * Skills are `staged` (Copilot scans `.agents/skills`, `.github/skills`, `.claude/skills` from
- * `cwd` up to the repository root). Usage is `partial`: only output tokens are reported. A gone
- * thread is `resume_failed` ("No session, task, or name matched", exit 1).
+ * `cwd` up to the repository root). Usage comes from the session's own log,
+ * `$COPILOT_HOME/session-state/<id>/events.jsonl` (Copilot 1.0.102 prints no token counts on
+ * stdout): the usage records of the turn's prompt onward; without the log, whatever stdout showed
+ * (older builds: output tokens only), every other bucket `null`. A gone thread is
+ * `resume_failed` ("No session, task, or name matched", exit 1).
  */
 export function createCopilotBackend(options: CopilotBackendOptions = {}): Backend {
   validateOrThrow(OptionsSchema, withPlainEnv(options), "copilot backend options");
@@ -40,7 +60,7 @@ export function createCopilotBackend(options: CopilotBackendOptions = {}): Backe
   return createCliBackend(
     {
       id: "copilot",
-      capabilities: { resume: true, skills: "staged", usage: "partial" },
+      capabilities: CAPABILITIES,
       defaultCommand: "copilot",
       ...(assignSessionId ? { assignThreadId: () => randomUUID() } : {}),
       buildInvocation: ({ request, model, resumeThreadId, assignedThreadId }) =>
@@ -57,6 +77,10 @@ export function createCopilotBackend(options: CopilotBackendOptions = {}): Backe
           ...(common.extraArgs ?? []),
         ]),
       createParser: ({ assignedThreadId }) => createCopilotParser(assignedThreadId),
+      completeTurn: (turn, { env }) =>
+        ResultAsync.fromSafePromise(turn.threadId === null ? Promise.resolve(null) : readCopilotSessionUsage(env, turn.threadId)).map(
+          (usage) => (usage === null ? turn : { ...turn, usage }),
+        ),
       outcome: { resumeFailure: COPILOT_RESUME_FAILURE, requireThreadId: true },
     },
     common,

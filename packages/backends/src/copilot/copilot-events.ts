@@ -1,30 +1,115 @@
-import { createJsonLineParser, type StreamParser } from "../stream-parser.js";
-import { addStepUsage, asRecord, asString, idField } from "../internal/loose.js";
+import {
+  addStepUsage,
+  asArray,
+  asRecord,
+  asString,
+  contentBytes,
+  createJsonLineParser,
+  errorMessage,
+  fileAccessOfCommand,
+  idField,
+  recordToolCall,
+  type Loose,
+  type StreamParser,
+  type ToolFileAccess,
+} from "../kit/index.js";
+import { normalizeCopilotUsage } from "./copilot-usage.js";
 
 /** Copilot CLI (≥ 1.0.49) says a session is gone with "No session, task, or name matched '<id>'." and exit code 1. */
 export const COPILOT_RESUME_FAILURE = /no session, task, or name matched|session .*not found/i;
 
 /**
+ * The file accesses of one Copilot CLI tool call (`name`/`toolName`, `arguments`): `view`
+ * (`path`), `create` (`path`, `file_text` — its bytes), `edit`/`str_replace` (`path`),
+ * `str_replace_editor` (its `command`), `grep`/`glob` (`path`, else `.`) and `bash`/`shell` (read
+ * from the `command`).
+ */
+export function copilotToolAccesses(tool: string, args: Loose | undefined): ToolFileAccess[] {
+  const path = asString(args?.path) ?? asString(args?.file_path);
+  switch (tool) {
+    case "view":
+    case "read":
+      return path ? [{ op: "read", path }] : [];
+    case "create":
+    case "write": {
+      const bytes = contentBytes(args?.file_text ?? args?.content);
+      return path ? [{ op: "write", path, ...(bytes === undefined ? {} : { bytes }) }] : [];
+    }
+    case "edit":
+    case "str_replace":
+    case "insert":
+      return path ? [{ op: "write", path }] : [];
+    case "str_replace_editor":
+      return path ? [{ op: args?.command === "view" ? "read" : "write", path }] : [];
+    case "grep":
+    case "glob":
+    case "rg":
+      return [{ op: "search", path: path ?? "." }];
+    case "bash":
+    case "shell":
+      return fileAccessOfCommand(asString(args?.command) ?? "");
+    default:
+      return [];
+  }
+}
+
+/**
  * Parser of `copilot -p … --output-format json` (observed, not officially documented): the last
- * `assistant.message` is the answer and each carries `outputTokens` (summed; Copilot reports no
- * input tokens); the terminal `result` event carries `sessionId` and `exitCode` (non-zero is an
- * in-band error). The thread id is known from the start when the adapter assigned it
- * (`--session-id`); the `result`'s `sessionId` is authoritative.
+ * `assistant.message` is the answer and each may carry `outputTokens` (summed; builds before
+ * 1.0.102 report only these on stdout, 1.0.102 none: see `readCopilotSessionUsage`); tool calls
+ * come as `tool.execution_start` events or as an `assistant.message`'s `toolRequests` (counted
+ * once per `toolCallId`, see {@link copilotToolAccesses}); the terminal `result` event carries
+ * `sessionId` and `exitCode` (non-zero is an in-band error, with the message of the last
+ * `session.error` — or `session.warning` — event: Copilot's own words). The thread id is known
+ * from the start when the adapter assigned it (`--session-id`); the `result`'s `sessionId` is
+ * authoritative.
  */
 export function createCopilotParser(assignedThreadId: string | null = null): StreamParser {
-  const parser = createJsonLineParser((event, findings) => {
-    if (event.type === "assistant.message") {
-      const data = asRecord(event.data);
-      const content = asString(data?.content);
-      if (content !== undefined) findings.text = content;
-      addStepUsage(findings, data, "copilot");
-      return;
+  const seen = new Set<string>();
+  let lastError: string | undefined;
+  let lastWarning: string | undefined;
+  const toolCall = (findings: Parameters<typeof recordToolCall>[0], id: string | undefined, tool: string, args: Loose | undefined) => {
+    if (id !== undefined) {
+      if (seen.has(id)) return;
+      seen.add(id);
     }
-    if (event.type !== "result") return;
-    findings.terminal = true;
-    findings.threadId = idField(event, "sessionId") ?? findings.threadId;
-    const exitCode = event.exitCode;
-    if (typeof exitCode === "number" && exitCode !== 0) findings.inBandError = `copilot reported exit code ${exitCode}`;
+    recordToolCall(findings, tool, copilotToolAccesses(tool, args));
+  };
+  const parser = createJsonLineParser((event, findings) => {
+    const data = asRecord(event.data);
+    switch (event.type) {
+      case "assistant.message": {
+        const content = asString(data?.content);
+        if (content !== undefined && content !== "") findings.text = content;
+        addStepUsage(findings, normalizeCopilotUsage(data));
+        for (const request of asArray(data?.toolRequests).map((entry) => asRecord(entry))) {
+          if (request) toolCall(findings, asString(request.toolCallId), asString(request.name) ?? "tool", asRecord(request.arguments));
+        }
+        return;
+      }
+      case "tool.execution_start":
+        toolCall(findings, asString(data?.toolCallId), asString(data?.toolName) ?? "tool", asRecord(data?.arguments));
+        return;
+      case "session.error":
+      case "error":
+        lastError = errorMessage(data) ?? errorMessage(event) ?? lastError;
+        return;
+      case "session.warning":
+        lastWarning = errorMessage(data) ?? lastWarning;
+        return;
+      case "result": {
+        findings.terminal = true;
+        findings.threadId = idField(event, "sessionId") ?? findings.threadId;
+        const exitCode = event.exitCode;
+        if (typeof exitCode === "number" && exitCode !== 0) {
+          const said = lastError ?? lastWarning;
+          findings.inBandError = said ? `${said} (exit code ${exitCode})` : `copilot reported exit code ${exitCode}`;
+        }
+        return;
+      }
+      default:
+        return;
+    }
   });
   parser.findings().threadId = assignedThreadId;
   return parser;

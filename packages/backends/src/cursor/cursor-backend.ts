@@ -1,8 +1,23 @@
 import { validateOrThrow } from "@keel/core";
 import { z } from "zod";
-import { withPlainEnv, type Backend } from "../backend-port.js";
-import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, type CliBackendOptions } from "../cli-backend.js";
+import { withPlainEnv, type Backend, type BackendCapabilities } from "@keel/backend";
+import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, type CliBackendOptions, type CliAdapterInfo } from "../kit/index.js";
 import { createClaudeStyleParser } from "../claude-code/claude-code-events.js";
+
+const CAPABILITIES = Object.freeze({ resume: true, skills: "staged", usage: "none" }) satisfies BackendCapabilities;
+
+/**
+ * What `keel doctor` shows for the Cursor CLI adapter: its command, capabilities and the CLI
+ * versions it is proven against (recorded output streams only).
+ */
+export const adapterInfo: CliAdapterInfo = {
+  id: "cursor",
+  kind: "cli",
+  command: "cursor-agent",
+  capabilities: CAPABILITIES,
+  provenAgainst: "recordings",
+  versions: null,
+};
 
 /**
  * How Cursor says a chat is gone is not documented; these are the messages integrators match
@@ -37,7 +52,7 @@ export function createCursorBackend(options: CursorBackendOptions = {}): Backend
   return createCliBackend(
     {
       id: "cursor",
-      capabilities: { resume: true, skills: "staged", usage: "none" },
+      capabilities: CAPABILITIES,
       defaultCommand: "cursor-agent",
       buildInvocation: ({ request, model, resumeThreadId }) =>
         invocation([

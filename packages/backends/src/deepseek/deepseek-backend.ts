@@ -1,12 +1,26 @@
 import { performance } from "node:perf_hooks";
-import { normalizeUsage, validateOrThrow, type KeelError } from "@keel/core";
+import { validateOrThrow, type KeelError } from "@keel/core";
 import { err, errAsync, ok, ResultAsync, type Result } from "neverthrow";
 import { z } from "zod";
-import { backendError, withBackendContext } from "../backend-errors.js";
-import { validateTurnRequest, type Backend, type TurnRequest, type TurnResult } from "../backend-port.js";
-import { asArray, asRecord, asString, errorMessage } from "../internal/loose.js";
+import { backendError, withBackendContext } from "@keel/backend";
+import { validateBackendTurnRequest, type Backend, type BackendCapabilities, type BackendTurnRequest, type BackendTurnResult } from "@keel/backend";
+import { asArray, asRecord, asString, errorMessage, type CliAdapterInfo } from "../kit/index.js";
+import { normalizeDeepSeekUsage } from "./deepseek-usage.js";
 
 const ID = "deepseek";
+
+const CAPABILITIES = Object.freeze({ resume: false, skills: "prompt", usage: "full" }) satisfies BackendCapabilities;
+
+/** What `keel doctor` shows for the DeepSeek adapter: an API (no CLI), usable when its key is set. */
+export const adapterInfo: CliAdapterInfo = {
+  id: ID,
+  kind: "http",
+  command: null,
+  capabilities: CAPABILITIES,
+  provenAgainst: "recordings",
+  versions: null,
+  apiKeyEnv: "DEEPSEEK_API_KEY",
+};
 
 /** Options of {@link createDeepSeekBackend}. */
 export interface DeepSeekBackendOptions {
@@ -89,7 +103,7 @@ export function createDeepSeekBackend(options: DeepSeekBackendOptions = {}): Bac
   const maxResponseBytes = options.maxResponseBytes ?? 16 * 1024 * 1024;
   const fetchImpl = options.fetch ?? globalThis.fetch;
 
-  const call = (request: TurnRequest, apiKey: string, signal?: AbortSignal): ResultAsync<TurnResult, KeelError> => {
+  const call = (request: BackendTurnRequest, apiKey: string, signal?: AbortSignal): ResultAsync<BackendTurnResult, KeelError> => {
     const started = performance.now();
     const controller = new AbortController();
     let stop: Stop;
@@ -145,12 +159,12 @@ export function createDeepSeekBackend(options: DeepSeekBackendOptions = {}): Bac
         return readCompletion(status, text);
       })
       .andThen(({ text, raw }) => {
-        const usage = normalizeUsage(raw, "deepseek");
+        const usage = normalizeDeepSeekUsage(raw);
         if (usage.isErr()) {
           return err(backendError("corrupt", ID, `${ID} answer has an invalid usage: ${usage.error.message}`, { cause: usage.error }));
         }
         const durationMs = Math.round(performance.now() - started);
-        return ok<TurnResult, KeelError>({ text, threadId: null, usage: usage.value, durationMs, exitCode: null });
+        return ok<BackendTurnResult, KeelError>({ text, threadId: null, usage: usage.value, durationMs, exitCode: null, fileAccess: [], toolCalls: 0 });
       });
     return new ResultAsync(
       Promise.resolve(outcome).then((result) => {
@@ -160,8 +174,8 @@ export function createDeepSeekBackend(options: DeepSeekBackendOptions = {}): Bac
     );
   };
 
-  const runTurn = (input: TurnRequest, signal?: AbortSignal): ResultAsync<TurnResult, KeelError> => {
-    const valid = validateTurnRequest(input);
+  const runTurn = (input: BackendTurnRequest, signal?: AbortSignal): ResultAsync<BackendTurnResult, KeelError> => {
+    const valid = validateBackendTurnRequest(input);
     if (valid.isErr()) return errAsync(withBackendContext(valid.error, ID, null));
     const request = valid.value;
     if (request.threadId !== undefined) {
@@ -179,6 +193,5 @@ export function createDeepSeekBackend(options: DeepSeekBackendOptions = {}): Bac
     return call(request, apiKey, signal);
   };
 
-  const capabilities = Object.freeze({ resume: false, skills: "prompt" as const, usage: "full" as const });
-  return Object.freeze({ id: ID, capabilities, runTurn });
+  return Object.freeze({ id: ID, capabilities: CAPABILITIES, runTurn });
 }

@@ -1,2 +1,3 @@
-export { createDeepSeekBackend } from "./deepseek-backend.js";
+export { adapterInfo, createDeepSeekBackend } from "./deepseek-backend.js";
 export type { DeepSeekBackendOptions } from "./deepseek-backend.js";
+export { normalizeDeepSeekUsage } from "./deepseek-usage.js";

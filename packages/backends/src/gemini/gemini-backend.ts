@@ -1,8 +1,23 @@
 import { validateOrThrow } from "@keel/core";
 import { z } from "zod";
-import { withPlainEnv, type Backend } from "../backend-port.js";
-import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, type CliBackendOptions } from "../cli-backend.js";
+import { withPlainEnv, type Backend, type BackendCapabilities } from "@keel/backend";
+import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, type CliBackendOptions, type CliAdapterInfo } from "../kit/index.js";
 import { GEMINI_RESUME_FAILURE, createGeminiParser } from "./gemini-events.js";
+
+const CAPABILITIES = Object.freeze({ resume: true, skills: "staged", usage: "full" }) satisfies BackendCapabilities;
+
+/**
+ * What `keel doctor` shows for the Gemini CLI adapter: its command, capabilities and the CLI
+ * versions it is proven against (the real CLI, offline, against a fake provider).
+ */
+export const adapterInfo: CliAdapterInfo = {
+  id: "gemini",
+  kind: "cli",
+  command: "gemini",
+  capabilities: CAPABILITIES,
+  provenAgainst: "real-cli",
+  versions: { provenWith: "0.61.0", below: "0.62.0" },
+};
 
 /** Gemini CLI approval modes. */
 export type GeminiApprovalMode = "default" | "auto_edit" | "yolo" | "plan";
@@ -38,7 +53,7 @@ export function createGeminiBackend(options: GeminiBackendOptions = {}): Backend
   return createCliBackend(
     {
       id: "gemini",
-      capabilities: { resume: true, skills: "staged", usage: "full" },
+      capabilities: CAPABILITIES,
       defaultCommand: "gemini",
       buildInvocation: ({ request, model, resumeThreadId }) =>
         invocation(

@@ -15,10 +15,14 @@ describe("gemini adapter", () => {
   };
   afterEach(() => harness?.cleanup?.());
 
-  it("answers with the assistant text after the last tool call and splits cached input", async () => {
+  it("answers with all the assistant's text (before and after its tool call), reports the read, and splits cached input", async () => {
     const { backend, cwd } = await open();
     const result = (await backend.runTurn({ prompt: "README?", cwd, timeoutMs: 30_000 }))._unsafeUnwrap();
-    expect(result.text).toBe("The README introduces a small fixture project.");
+    expect(result.text).toBe("Let me read it.\n\nThe README introduces a small fixture project.");
+    expect(result.fileAccess).toEqual([
+      { op: "read", path: "/home/keel/project/README.md", tool: "read_file", bytes: Buffer.byteLength("# Project\nA small fixture project.\n") },
+    ]);
+    expect(result.toolCalls).toBe(1);
     expect(result.usage).toEqual({ inputUncached: 1608, cacheRead: 8192, cacheWrite: null, output: 140, reasoning: null, costUsd: null });
   });
 

@@ -1,3 +1,4 @@
-export { createGeminiBackend } from "./gemini-backend.js";
+export { adapterInfo, createGeminiBackend } from "./gemini-backend.js";
 export type { GeminiApprovalMode, GeminiBackendOptions } from "./gemini-backend.js";
-export { GEMINI_RESUME_FAILURE, createGeminiParser } from "./gemini-events.js";
+export { GEMINI_RESUME_FAILURE, createGeminiParser, geminiToolAccesses } from "./gemini-events.js";
+export { normalizeGeminiUsage } from "./gemini-usage.js";

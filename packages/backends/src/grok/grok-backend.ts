@@ -1,9 +1,24 @@
 import { randomUUID } from "node:crypto";
 import { validateOrThrow } from "@keel/core";
 import { z } from "zod";
-import { withPlainEnv, type Backend } from "../backend-port.js";
-import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, type CliBackendOptions } from "../cli-backend.js";
+import { withPlainEnv, type Backend, type BackendCapabilities } from "@keel/backend";
+import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, type CliBackendOptions, type CliAdapterInfo } from "../kit/index.js";
 import { GROK_RESUME_FAILURE, createGrokParser } from "./grok-events.js";
+
+const CAPABILITIES = Object.freeze({ resume: true, skills: "staged", usage: "full" }) satisfies BackendCapabilities;
+
+/**
+ * What `keel doctor` shows for the Grok adapter: its command, capabilities and the CLI
+ * versions it is proven against (recorded output streams only).
+ */
+export const adapterInfo: CliAdapterInfo = {
+  id: "grok",
+  kind: "cli",
+  command: "grok",
+  capabilities: CAPABILITIES,
+  provenAgainst: "recordings",
+  versions: null,
+};
 
 /** Options of {@link createGrokBackend}. */
 export interface GrokBackendOptions extends CliBackendOptions {
@@ -34,7 +49,7 @@ export function createGrokBackend(options: GrokBackendOptions = {}): Backend {
   return createCliBackend(
     {
       id: "grok",
-      capabilities: { resume: true, skills: "staged", usage: "full" },
+      capabilities: CAPABILITIES,
       defaultCommand: "grok",
       ...(assignSessionId ? { assignThreadId: () => randomUUID() } : {}),
       buildInvocation: ({ request, model, resumeThreadId, assignedThreadId }) =>

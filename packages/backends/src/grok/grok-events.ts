@@ -1,5 +1,6 @@
-import { createJsonLineParser, type StreamParser } from "../stream-parser.js";
-import { asString, errorMessage, idField, setTurnUsage } from "../internal/loose.js";
+import { asRecord, asString, createJsonLineParser, errorMessage, idField, recordToolCall, setTurnUsage, type StreamParser } from "../kit/index.js";
+import { claudeCodeToolAccesses } from "../claude-code/claude-code-tools.js";
+import { normalizeClaudeCodeUsage } from "../claude-code/claude-code-usage.js";
 
 /**
  * Grok Build's `-r` "errors if not found"; its exact message is not documented, so the usual
@@ -12,6 +13,8 @@ export const GROK_RESUME_FAILURE = /(session|conversation|thread)\b.*\bnot found
  * events carry answer deltas in `data` (joined with ""), `thought` events reasoning (ignored);
  * the terminal `end` event carries `sessionId`, `stopReason` (`Cancelled` is a failure), a
  * snake_case `usage` and `total_cost_usd`; `error` and `max_turns_reached` are in-band errors.
+ * No tool event was recorded (Grok Build is not on the npm registry): `tool_use`/`tool_call`
+ * events are read leniently (`name`/`tool`, `input`/`args`, Claude Code's tool names).
  * The thread id is known from the start when the adapter assigned it (`-s`).
  */
 export function createGrokParser(assignedThreadId: string | null = null): StreamParser {
@@ -28,9 +31,15 @@ export function createGrokParser(assignedThreadId: string | null = null): Stream
       case "end": {
         findings.terminal = true;
         findings.threadId = idField(event, "sessionId") ?? findings.threadId;
-        setTurnUsage(findings, event, "grok");
+        setTurnUsage(findings, normalizeClaudeCodeUsage(event, "grok"));
         const stopReason = asString(event.stopReason);
         if (stopReason !== undefined && /cancel/i.test(stopReason)) findings.inBandError ??= `turn stopped: ${stopReason}`;
+        return;
+      }
+      case "tool_use":
+      case "tool_call": {
+        const tool = asString(event.name) ?? asString(event.tool) ?? "tool";
+        recordToolCall(findings, tool, claudeCodeToolAccesses(tool, asRecord(event.input) ?? asRecord(event.args)));
         return;
       }
       case "error":

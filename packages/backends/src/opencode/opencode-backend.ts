@@ -1,11 +1,26 @@
 import { KeelError, validateOrThrow } from "@keel/core";
-import { errAsync } from "neverthrow";
+import { errAsync, okAsync } from "neverthrow";
 import { z } from "zod";
-import { withPlainEnv, type Backend } from "../backend-port.js";
-import { backendError } from "../backend-errors.js";
-import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, type CliBackendOptions } from "../cli-backend.js";
-import { stageSkillLinks } from "../internal/skill-staging.js";
+import { withPlainEnv, type Backend, type BackendCapabilities } from "@keel/backend";
+import { backendError } from "@keel/backend";
+import { CliBackendOptionsSchema, createCliBackend, type CliBackendOptions, type CliAdapterInfo } from "../kit/index.js";
+import { stageSkillLinks } from "../kit/index.js";
 import { OPENCODE_RESUME_FAILURE, createOpenCodeParser } from "./opencode-events.js";
+
+const CAPABILITIES = Object.freeze({ resume: true, skills: "native", usage: "full" }) satisfies BackendCapabilities;
+
+/**
+ * What `keel doctor` shows for the OpenCode adapter: its command, capabilities and the CLI
+ * versions it is proven against (the real CLI, offline, against a fake provider).
+ */
+export const adapterInfo: CliAdapterInfo = {
+  id: "opencode",
+  kind: "cli",
+  command: "opencode",
+  capabilities: CAPABILITIES,
+  provenAgainst: "real-cli",
+  versions: { provenWith: "1.18.33", below: "1.19.0" },
+};
 
 /** Options of {@link createOpenCodeBackend}. */
 export interface OpenCodeBackendOptions extends CliBackendOptions {
@@ -14,9 +29,35 @@ export interface OpenCodeBackendOptions extends CliBackendOptions {
    * permission request and prints a warning on stdout, which breaks the JSON stream).
    */
   skipPermissions?: boolean;
+  /**
+   * The title given to a new session with `--title` (default `keel`). Without one OpenCode makes
+   * an extra model call to title the session, whose usage its stream never reports.
+   */
+  title?: string;
+  /**
+   * Switch off OpenCode's background network use (default true): models fetch, auto-update, LSP
+   * downloads, default plugins (which it installs from the package registry), sharing and the
+   * Claude Code compatibility scan — each `OPENCODE_DISABLE_*` variable set to `1` unless the
+   * environment sets it already.
+   */
+  offline?: boolean;
 }
 
-const OptionsSchema = CliBackendOptionsSchema.extend({ skipPermissions: z.boolean().optional() });
+/** The variables that keep OpenCode 1.18 off the network beyond its provider (real-clis.md). */
+export const OPENCODE_OFFLINE_ENV: Readonly<Record<string, string>> = Object.freeze({
+  OPENCODE_DISABLE_MODELS_FETCH: "1",
+  OPENCODE_DISABLE_AUTOUPDATE: "1",
+  OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
+  OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
+  OPENCODE_DISABLE_SHARE: "1",
+  OPENCODE_DISABLE_CLAUDE_CODE: "1",
+});
+
+const OptionsSchema = CliBackendOptionsSchema.extend({
+  skipPermissions: z.boolean().optional(),
+  title: z.string().min(1).max(200).optional(),
+  offline: z.boolean().optional(),
+});
 
 function withSkillPaths(existing: string | undefined, paths: readonly string[]): Record<string, unknown> | KeelError {
   let config: unknown = {};
@@ -38,8 +79,10 @@ function withSkillPaths(existing: string | undefined, paths: readonly string[]):
 
 /**
  * The OpenCode CLI (`opencode`):
- * `opencode run --format json [-m provider/model] [--dangerously-skip-permissions] [-s <id>]
- * [extra…] <prompt>`, run in `cwd`.
+ * `opencode run --format json [-m provider/model] [--dangerously-skip-permissions]
+ * (--title <title> | -s <id>) [extra…]` with the prompt on stdin, run in `cwd`: a positional
+ * prompt with spaces reached the model JSON-quoted (1.18.33), one on stdin arrives unchanged,
+ * and stdin has no argument-length limit.
  *
  * Skills are `native`: the turn's skill directories are linked into a temporary directory that
  * is added to `skills.paths` through `OPENCODE_CONFIG_CONTENT` (merged with any inline config
@@ -49,12 +92,13 @@ function withSkillPaths(existing: string | undefined, paths: readonly string[]):
  */
 export function createOpenCodeBackend(options: OpenCodeBackendOptions = {}): Backend {
   validateOrThrow(OptionsSchema, withPlainEnv(options), "opencode backend options");
-  const { skipPermissions = true, ...common } = options;
+  const { skipPermissions = true, title = "keel", offline = true, ...common } = options;
   return createCliBackend(
     {
       id: "opencode",
-      capabilities: { resume: true, skills: "native", usage: "full" },
+      capabilities: CAPABILITIES,
       defaultCommand: "opencode",
+      promptOnStdin: true,
       buildInvocation: ({ request, model, resumeThreadId, env }) => {
         const args = [
           "run",
@@ -62,17 +106,18 @@ export function createOpenCodeBackend(options: OpenCodeBackendOptions = {}): Bac
           "json",
           ...(model ? ["-m", model] : []),
           ...(skipPermissions ? ["--dangerously-skip-permissions"] : []),
-          ...(resumeThreadId ? ["-s", resumeThreadId] : []),
+          ...(resumeThreadId ? ["-s", resumeThreadId] : ["--title", title]),
           ...(common.extraArgs ?? []),
-          promptArgument(request.prompt),
         ];
+        const offlineEnv = offline ? Object.fromEntries(Object.entries(OPENCODE_OFFLINE_ENV).filter(([key]) => env[key] === undefined)) : {};
         const skillPaths = request.skillPaths ?? [];
-        if (skillPaths.length === 0) return invocation(args);
+        if (skillPaths.length === 0) return okAsync({ args, env: offlineEnv, stdin: request.prompt });
         const config = withSkillPaths(env.OPENCODE_CONFIG_CONTENT, []);
         if (config instanceof KeelError) return errAsync(config);
         return stageSkillLinks("opencode", skillPaths, ".").map((staged) => ({
           args,
-          env: { OPENCODE_CONFIG_CONTENT: JSON.stringify(withSkillPaths(env.OPENCODE_CONFIG_CONTENT, [staged.dir])) },
+          env: { ...offlineEnv, OPENCODE_CONFIG_CONTENT: JSON.stringify(withSkillPaths(env.OPENCODE_CONFIG_CONTENT, [staged.dir])) },
+          stdin: request.prompt,
           cleanup: staged.cleanup,
         }));
       },

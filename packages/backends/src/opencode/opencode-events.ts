@@ -1,5 +1,19 @@
-import { createJsonLineParser, type StreamParser } from "../stream-parser.js";
-import { addStepUsage, asRecord, asString, captureThreadId, errorMessage, idField } from "../internal/loose.js";
+import {
+  addStepUsage,
+  asRecord,
+  asString,
+  captureThreadId,
+  contentBytes,
+  createJsonLineParser,
+  errorMessage,
+  fileAccessOfCommand,
+  idField,
+  recordToolCall,
+  type Loose,
+  type StreamParser,
+  type ToolFileAccess,
+} from "../kit/index.js";
+import { normalizeOpenCodeUsage } from "./opencode-usage.js";
 
 /**
  * OpenCode says a session is gone with `NotFoundError … Session not found: ses_…` on stderr and
@@ -9,10 +23,43 @@ import { addStepUsage, asRecord, asString, captureThreadId, errorMessage, idFiel
 export const OPENCODE_RESUME_FAILURE = /session not found|notfounderror/i;
 
 /**
+ * The file accesses of one OpenCode tool part (`tool_use`: `part.tool`, `part.state.input`):
+ * `read` (`filePath`), `write` (`filePath`, `content` — its bytes), `edit`/`patch`
+ * (`filePath`), `grep`/`glob`/`list` (`path`, else `.`) and `bash` (read from the `command`).
+ * A read's output is line-numbered, so its bytes are not the file's and are left out.
+ */
+export function openCodeToolAccesses(tool: string, input: Loose | undefined): ToolFileAccess[] {
+  const path = asString(input?.filePath) ?? asString(input?.path);
+  switch (tool) {
+    case "read":
+      return path ? [{ op: "read", path }] : [];
+    case "write": {
+      const bytes = contentBytes(input?.content);
+      return path ? [{ op: "write", path, ...(bytes === undefined ? {} : { bytes }) }] : [];
+    }
+    case "edit":
+    case "patch":
+    case "multiedit":
+      return path ? [{ op: "write", path }] : [];
+    case "grep":
+    case "glob":
+    case "list":
+      return [{ op: "search", path: path ?? "." }];
+    case "bash":
+      return fileAccessOfCommand(asString(input?.command) ?? "");
+    default:
+      return [];
+  }
+}
+
+/**
  * Parser of `opencode run --format json`: `sessionID` on every event; `text` parts make up the
- * answer (the text of the last step that had any); each `step_finish` carries one step's tokens
- * and cost (summed) and marks the stream complete — OpenCode has no terminal event, the process
- * exit ends the turn; an `error` event is an in-band error (OpenCode exits 0).
+ * answer (the text of the last step that had any); `tool_use` parts are the tool calls (see
+ * {@link openCodeToolAccesses}); each `step_finish` carries one step's tokens and cost (summed)
+ * and marks the stream complete — OpenCode has no terminal event, the process exit ends the turn;
+ * an `error` event is an in-band error (OpenCode exits 0). OpenCode's session-title call (made on
+ * a session's first turn when it has no title) never appears in the stream: its usage cannot be
+ * recovered, so the adapter names the session itself (`--title`) and the call is not made.
  */
 export function createOpenCodeParser(): StreamParser {
   let stepText = "";
@@ -29,9 +76,15 @@ export function createOpenCodeParser(): StreamParser {
         findings.text = stepText;
         return;
       }
+      case "tool_use": {
+        const part = asRecord(event.part);
+        const tool = asString(part?.tool) ?? "tool";
+        recordToolCall(findings, tool, openCodeToolAccesses(tool, asRecord(asRecord(part?.state)?.input)));
+        return;
+      }
       case "step_finish":
         findings.terminal = true;
-        addStepUsage(findings, event, "opencode");
+        addStepUsage(findings, normalizeOpenCodeUsage(event));
         return;
       case "error":
         findings.inBandError = errorMessage(event.error) ?? "error";

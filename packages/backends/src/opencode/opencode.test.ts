@@ -2,8 +2,8 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { describeBackendConformance } from "@keel/testkit/backend";
 import { afterEach, describe, expect, it } from "vitest";
-import { createFakeCliHarness, fakeCliTarget, type FakeCliHarness } from "../__fixtures__/fake-cli-target.js";
-import { createOpenCodeBackend, type OpenCodeBackendOptions } from "./index.js";
+import { createFakeCliHarness, fakeCliOptions, fakeCliTarget, type FakeCliHarness } from "../__fixtures__/fake-cli-target.js";
+import { OPENCODE_OFFLINE_ENV, createOpenCodeBackend, type OpenCodeBackendOptions } from "./index.js";
 
 const fake = new URL("./__fixtures__/fake-opencode.mjs", import.meta.url);
 
@@ -27,13 +27,41 @@ describe("opencode adapter", () => {
     expect(result.usage.costUsd).toBeCloseTo(0.003, 10);
   });
 
-  it("passes -m, the permission bypass and -s before the prompt", async () => {
+  it("passes -m, the permission bypass, a title for a new session or -s, and the prompt on stdin, unchanged", async () => {
     const { backend, cwd } = await open({ skipPermissions: false, extraArgs: ["--agent", "build"] });
-    const first = (await backend.runTurn({ prompt: "one", cwd, timeoutMs: 30_000, model: "anthropic/claude-sonnet-4-6" }))._unsafeUnwrap();
-    (await backend.runTurn({ prompt: "two", cwd, timeoutMs: 30_000, threadId: first.threadId! }))._unsafeUnwrap();
+    const prompt = 'Say "something" -- with spaces\nand a second line';
+    const first = (await backend.runTurn({ prompt, cwd, timeoutMs: 30_000, model: "anthropic/claude-sonnet-4-6" }))._unsafeUnwrap();
+    (await backend.runTurn({ prompt: "-two", cwd, timeoutMs: 30_000, threadId: first.threadId! }))._unsafeUnwrap();
     const [fresh, resumed] = await harness.invocations();
-    expect(fresh!.argv).toEqual(["run", "--format", "json", "-m", "anthropic/claude-sonnet-4-6", "--agent", "build", "one"]);
-    expect(resumed!.argv).toEqual(["run", "--format", "json", "-s", first.threadId, "--agent", "build", "two"]);
+    expect(fresh!.argv).toEqual(["run", "--format", "json", "-m", "anthropic/claude-sonnet-4-6", "--title", "keel", "--agent", "build"]);
+    expect((fresh as unknown as { parsed: { prompt: string } }).parsed.prompt).toBe(prompt);
+    expect(resumed!.argv).toEqual(["run", "--format", "json", "-s", first.threadId, "--agent", "build"]);
+    expect((resumed as unknown as { parsed: { prompt: string } }).parsed.prompt).toBe("-two");
+  });
+
+  it("takes a prompt longer than the argument limit (it goes on stdin)", async () => {
+    const { backend, cwd } = await open();
+    const prompt = "x".repeat(200 * 1024);
+    (await backend.runTurn({ prompt, cwd, timeoutMs: 30_000 }))._unsafeUnwrap();
+    const [call] = await harness.invocations();
+    expect((call as unknown as { parsed: { prompt: string } }).parsed.prompt).toHaveLength(prompt.length);
+  });
+
+  it("switches off OpenCode's background network use unless the host set the variables itself", async () => {
+    const { backend, cwd } = await open({ env: { OPENCODE_DISABLE_SHARE: "0" } });
+    (await backend.runTurn({ prompt: "go", cwd, timeoutMs: 30_000 }))._unsafeUnwrap();
+    const off = createOpenCodeBackend({ ...fakeCliOptions(fake, harness.state), offline: false });
+    (await off.runTurn({ prompt: "go", cwd, timeoutMs: 30_000 }))._unsafeUnwrap();
+    const [offline, online] = await harness.invocations();
+    expect(offline!.env).toMatchObject({ ...OPENCODE_OFFLINE_ENV, OPENCODE_DISABLE_SHARE: "0" });
+    expect(Object.keys(online!.env).filter((key) => key.startsWith("OPENCODE_DISABLE_"))).toEqual([]);
+  });
+
+  it("reports the read tool part as a file read", async () => {
+    const { backend, cwd } = await open();
+    const result = (await backend.runTurn({ prompt: "README?", cwd, timeoutMs: 30_000 }))._unsafeUnwrap();
+    expect(result.fileAccess).toEqual([{ op: "read", path: "README.md", tool: "read" }]);
+    expect(result.toolCalls).toBe(1);
   });
 
   it("delivers skills through OPENCODE_CONFIG_CONTENT skills.paths, merged with the host's config", async () => {

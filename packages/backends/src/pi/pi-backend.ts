@@ -1,8 +1,23 @@
 import { validateOrThrow } from "@keel/core";
 import { z } from "zod";
-import { withPlainEnv, type Backend } from "../backend-port.js";
-import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, type CliBackendOptions } from "../cli-backend.js";
+import { withPlainEnv, type Backend, type BackendCapabilities } from "@keel/backend";
+import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, type CliBackendOptions, type CliAdapterInfo } from "../kit/index.js";
 import { PI_RESUME_FAILURE, createPiParser } from "./pi-events.js";
+
+const CAPABILITIES = Object.freeze({ resume: true, skills: "native", usage: "full" }) satisfies BackendCapabilities;
+
+/**
+ * What `keel doctor` shows for the pi adapter: its command, capabilities and the CLI
+ * versions it is proven against (the real CLI, offline, against a fake provider).
+ */
+export const adapterInfo: CliAdapterInfo = {
+  id: "pi",
+  kind: "cli",
+  command: "pi",
+  capabilities: CAPABILITIES,
+  provenAgainst: "real-cli",
+  versions: { provenWith: "0.73.1", below: "0.74.0" },
+};
 
 /** pi thinking levels. */
 export type PiThinkingLevel = "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
@@ -43,7 +58,7 @@ export function createPiBackend(options: PiBackendOptions = {}): Backend {
   return createCliBackend(
     {
       id: "pi",
-      capabilities: { resume: true, skills: "native", usage: "full" },
+      capabilities: CAPABILITIES,
       defaultCommand: "pi",
       buildInvocation: ({ request, model, resumeThreadId }) => {
         const skillPaths = request.skillPaths;

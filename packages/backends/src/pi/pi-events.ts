@@ -1,5 +1,20 @@
-import { createJsonLineParser, type StreamParser } from "../stream-parser.js";
-import { addStepUsage, asRecord, asString, captureThreadId, idField, textOfContent } from "../internal/loose.js";
+import {
+  addStepUsage,
+  asArray,
+  asRecord,
+  asString,
+  captureThreadId,
+  contentBytes,
+  createJsonLineParser,
+  fileAccessOfCommand,
+  idField,
+  recordToolCall,
+  textOfContent,
+  type Loose,
+  type StreamParser,
+  type ToolFileAccess,
+} from "../kit/index.js";
+import { normalizePiUsage } from "./pi-usage.js";
 
 /**
  * pi says a thread is gone with "No session found matching '<id>'" (stderr, exit 1). A session
@@ -9,21 +24,75 @@ import { addStepUsage, asRecord, asString, captureThreadId, idField, textOfConte
 export const PI_RESUME_FAILURE = /no session found matching|session found in different project|^aborted\.?$/im;
 
 /**
+ * The file accesses of one pi tool call (`tool_execution_start`: `toolName`, `args`): `read`
+ * (`path`), `write` (`path`, `content` — its bytes), `edit` (`path`), `grep` and `find` (`path`,
+ * else `.`), `ls` (`path`) and `bash` (read from the `command`).
+ */
+export function piToolAccesses(tool: string, args: Loose | undefined): ToolFileAccess[] {
+  const path = asString(args?.path) ?? asString(args?.file_path);
+  switch (tool) {
+    case "read":
+      return path ? [{ op: "read", path }] : [];
+    case "write": {
+      const bytes = contentBytes(args?.content);
+      return path ? [{ op: "write", path, ...(bytes === undefined ? {} : { bytes }) }] : [];
+    }
+    case "edit":
+      return path ? [{ op: "write", path }] : [];
+    case "grep":
+    case "find":
+    case "ls":
+      return [{ op: "search", path: path ?? "." }];
+    case "bash":
+      return fileAccessOfCommand(asString(args?.command) ?? "");
+    default:
+      return [];
+  }
+}
+
+/** The bytes of the text a tool returned (`result.content[]` text blocks). */
+function resultTextBytes(result: unknown): number | undefined {
+  const texts = asArray(asRecord(result)?.content)
+    .map((block) => asRecord(block))
+    .filter((block) => block?.type === "text" && typeof block.text === "string")
+    .map((block) => block!.text as string);
+  return texts.length > 0 ? Buffer.byteLength(texts.join("")) : undefined;
+}
+
+/**
  * Parser of `pi --mode json`: the `session` header carries the thread id (first line); each
  * assistant `message_end` carries one step's usage (summed) and its text (the last non-empty one
- * is the answer); `stopReason` `error`/`aborted` on the last assistant message is an in-band
+ * is the answer); `tool_execution_start` events are the tool calls (`read`, `write`, `edit`,
+ * `grep`, `find`, `ls`, `bash`: see {@link piToolAccesses}) and a read's `tool_execution_end`
+ * gives its bytes; `stopReason` `error`/`aborted` on the last assistant message is an in-band
  * error (pi exits 0 anyway); `agent_end` is the terminal event. Other events are ignored.
  */
 export function createPiParser(): StreamParser {
+  const reads = new Map<string, number>();
   return createJsonLineParser((event, findings) => {
     switch (event.type) {
+      case "tool_execution_start": {
+        const tool = asString(event.toolName) ?? "tool";
+        const before = findings.fileAccess.length;
+        recordToolCall(findings, tool, piToolAccesses(tool, asRecord(event.args)));
+        const id = asString(event.toolCallId);
+        if (id !== undefined && tool === "read" && findings.fileAccess.length > before) reads.set(id, before);
+        return;
+      }
+      case "tool_execution_end": {
+        const index = reads.get(asString(event.toolCallId) ?? "");
+        const access = index === undefined ? undefined : findings.fileAccess[index];
+        const bytes = event.isError === true ? undefined : resultTextBytes(event.result);
+        if (access && bytes !== undefined) access.bytes = bytes;
+        return;
+      }
       case "session":
         captureThreadId(findings, idField(event, "id"));
         return;
       case "message_end": {
         const message = asRecord(event.message);
         if (message?.role !== "assistant") return;
-        addStepUsage(findings, message.usage, "pi");
+        addStepUsage(findings, normalizePiUsage(message.usage));
         const text = textOfContent(message.content);
         if (text !== undefined && text !== "") findings.text = text;
         const stopReason = asString(message.stopReason);

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Backend } from "../backend-port.js";
+import type { Backend } from "@keel/backend";
 import { startFakeOpenAiServer, type FakeOpenAiServer, type FakeReply, type FakeRequest } from "../__fixtures__/fake-openai-server.js";
 import { createPiBackend } from "./index.js";
 

@@ -1,7 +1,7 @@
 import { describeBackendConformance } from "@keel/testkit/backend";
 import { afterEach, describe, expect, it } from "vitest";
 import { createFakeCliHarness, fakeCliTarget, type FakeCliHarness } from "../__fixtures__/fake-cli-target.js";
-import { decideTurnOutcome } from "../index.js";
+import { decideTurnOutcome } from "../kit/index.js";
 import { PI_RESUME_FAILURE, createPiBackend, createPiParser, type PiBackendOptions } from "./index.js";
 
 const fake = new URL("./__fixtures__/fake-pi.mjs", import.meta.url);

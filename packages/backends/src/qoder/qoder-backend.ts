@@ -1,8 +1,23 @@
 import { validateOrThrow } from "@keel/core";
 import { z } from "zod";
-import { withPlainEnv, type Backend } from "../backend-port.js";
-import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, type CliBackendOptions } from "../cli-backend.js";
+import { withPlainEnv, type Backend, type BackendCapabilities } from "@keel/backend";
+import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, type CliBackendOptions, type CliAdapterInfo } from "../kit/index.js";
 import { CLAUDE_CODE_RESUME_FAILURE, createClaudeStyleParser } from "../claude-code/claude-code-events.js";
+
+const CAPABILITIES = Object.freeze({ resume: true, skills: "prompt", usage: "full" }) satisfies BackendCapabilities;
+
+/**
+ * What `keel doctor` shows for the Qoder CLI adapter: its command, capabilities and the CLI
+ * versions it is proven against (recorded output streams only).
+ */
+export const adapterInfo: CliAdapterInfo = {
+  id: "qoder",
+  kind: "cli",
+  command: "qodercli",
+  capabilities: CAPABILITIES,
+  provenAgainst: "recordings",
+  versions: null,
+};
 
 /**
  * Qoder's bad-session message is not documented; its engine mirrors Claude Code's, so Claude's
@@ -35,7 +50,7 @@ export function createQoderBackend(options: QoderBackendOptions = {}): Backend {
   return createCliBackend(
     {
       id: "qoder",
-      capabilities: { resume: true, skills: "prompt", usage: "full" },
+      capabilities: CAPABILITIES,
       defaultCommand: "qodercli",
       buildInvocation: ({ request, model, resumeThreadId }) =>
         invocation([

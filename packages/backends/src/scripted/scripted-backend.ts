@@ -11,8 +11,8 @@ import {
 } from "@keel/core";
 import { err, errAsync, ok, ResultAsync, type Result } from "neverthrow";
 import { z } from "zod";
-import { backendError, withBackendContext } from "../backend-errors.js";
-import { validateTurnRequest, type Backend, type BackendSkillDelivery, type TurnRequest, type TurnResult } from "../backend-port.js";
+import { backendError, withBackendContext } from "@keel/backend";
+import { validateBackendTurnRequest, type Backend, type BackendSkillDelivery, type BackendTurnRequest, type BackendTurnResult } from "@keel/backend";
 import {
   ScriptedStepSchema,
   resolveStep,
@@ -160,7 +160,7 @@ export function createScriptedBackend(options: ScriptedBackendOptions): Scripted
       });
   };
 
-  const run = async (request: TurnRequest, signal?: AbortSignal): Promise<Result<TurnResult, KeelError>> => {
+  const run = async (request: BackendTurnRequest, signal?: AbortSignal): Promise<Result<BackendTurnResult, KeelError>> => {
     const started = clock.now();
     const call = calls.length + 1;
     const resuming = request.threadId !== undefined;
@@ -172,7 +172,7 @@ export function createScriptedBackend(options: ScriptedBackendOptions): Scripted
       const action = resuming ? "resumed" : "fresh";
       calls.push({ call, action, threadId, prompt: request.prompt, promptBytes: utf8Bytes(request.prompt), inputTokens, usage, outcome });
     };
-    const fail = (error: KeelError): Result<TurnResult, KeelError> => {
+    const fail = (error: KeelError): Result<BackendTurnResult, KeelError> => {
       record(error.code);
       return err(error);
     };
@@ -221,11 +221,13 @@ export function createScriptedBackend(options: ScriptedBackendOptions): Scripted
     thread?.exchanges.push({ prompt: request.prompt, text });
     record("ok", inputTokens, usage);
     const durationMs = reply.value.durationMs ?? Math.max(0, clock.now() - started);
-    return ok({ text, threadId, usage, durationMs, exitCode: 0 });
+    const fileAccess = (reply.value.fileAccess ?? []).map((access) => ({ ...access }));
+    const toolCalls = reply.value.toolCalls ?? fileAccess.length;
+    return ok({ text, threadId, usage, durationMs, exitCode: 0, fileAccess, toolCalls });
   };
 
-  const runTurn = (input: TurnRequest, signal?: AbortSignal): ResultAsync<TurnResult, KeelError> => {
-    const valid = validateTurnRequest(input);
+  const runTurn = (input: BackendTurnRequest, signal?: AbortSignal): ResultAsync<BackendTurnResult, KeelError> => {
+    const valid = validateBackendTurnRequest(input);
     if (valid.isErr()) return errAsync(withBackendContext(valid.error, id, null));
     const request = valid.value;
     if (request.threadId !== undefined && !options.resumable) {

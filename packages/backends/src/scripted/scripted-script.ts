@@ -1,6 +1,7 @@
 import { validate, type KeelError } from "@keel/core";
 import { ok, type Result } from "neverthrow";
 import { z } from "zod";
+import type { BackendFileAccess } from "@keel/backend";
 
 /** Ways a scripted turn can fail, each mapped to the error code a real backend would give. */
 export type ScriptedFailure = "backend_failed" | "timeout" | "hang" | "garbage" | "resume_failed" | "unavailable";
@@ -30,6 +31,10 @@ export interface ScriptedReply {
   delayMs?: number;
   /** Duration to report (default: measured with the clock). */
   durationMs?: number;
+  /** File accesses the turn reports, as a CLI adapter would read them from tool calls (default none). */
+  fileAccess?: BackendFileAccess[];
+  /** Tool calls the turn reports (default: one per file access). */
+  toolCalls?: number;
 }
 
 /** One earlier exchange of a scripted thread. */
@@ -81,6 +86,17 @@ export const ScriptedReplySchema = z.strictObject({
   costUsd: z.number().nonnegative().optional(),
   delayMs: count.optional(),
   durationMs: count.optional(),
+  fileAccess: z
+    .array(
+      z.strictObject({
+        op: z.enum(["read", "write", "search"]),
+        path: z.string().min(1),
+        bytes: count.optional(),
+        tool: z.string().min(1),
+      }),
+    )
+    .optional(),
+  toolCalls: count.optional(),
 }) as unknown as z.ZodType<ScriptedReply>;
 
 /** zod schema of {@link ScriptedStep}. */

@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from "node:path";
-import type { Backend } from "@keel/backends";
+import type { Backend } from "@keel/backend";
 import { CliUsageError, type CliCommand } from "../cli-command.js";
 import { paint } from "../cli-io.js";
 import { runDemo, type DemoPolicy } from "../demo/demo-run.js";

@@ -1,5 +1,5 @@
 import { KeelError } from "@keel/core";
-import type { Backend } from "@keel/backends";
+import type { Backend } from "@keel/backend";
 import { createClaudeCodeBackend } from "@keel/backends/claude-code";
 import { createCodexBackend } from "@keel/backends/codex";
 import { createCopilotBackend } from "@keel/backends/copilot";

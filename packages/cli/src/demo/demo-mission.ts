@@ -1,4 +1,4 @@
-import type { ScriptedReply, ScriptedTurn } from "@keel/backends";
+import type { ScriptedReply, ScriptedTurn } from "@keel/backends/scripted";
 
 /**
  * The demo's scripted mission: a small repository, a step per round, and role answers computed

@@ -26,15 +26,49 @@ function storeLine(store: StoreDirectoryCheck): string {
   return `${dir} exists, ${store.isStore ? "holds a Keel store" : "holds no Keel store yet"}, writable`;
 }
 
+/**
+ * What the adapter is proven against, and where the installed version stands: `proven 0.73.1`
+ * (installed and inside the proven range), `newer than proven 0.73.1`, `older than proven …`,
+ * `proven with 0.73.1` (not installed, or no version read), `recordings only`.
+ */
+export function provenText(backend: BackendDetection): string {
+  if (backend.provenAgainst !== "real-cli" || backend.provenVersions === null) return "recordings only";
+  const proven = backend.provenVersions.provenWith;
+  switch (backend.versionStanding) {
+    case "proven":
+      return `proven ${proven}`;
+    case "newer":
+      return `newer than proven ${proven}`;
+    case "older":
+      return `older than proven ${proven}`;
+    default:
+      return `proven with ${proven}`;
+  }
+}
+
 function backendLines(style: Style, backends: readonly BackendDetection[]): string[] {
   const width = Math.max(...backends.map((backend) => backend.id.length), 2);
   const versionWidth = Math.max(...backends.map((backend) => printable(backend.version ?? "-").length), 7);
+  const provenWidth = Math.max(...backends.map((backend) => provenText(backend).length), 6);
   return backends.map((backend) => {
     const status = backend.available ? paint(style, "green", "available    ") : paint(style, "dim", "not available");
     const resume = backend.resumable ? "resumes   " : "fresh only";
+    const proven = provenText(backend);
+    const shownProven = backend.versionStanding === "newer" || backend.versionStanding === "older" ? paint(style, "yellow", proven) : proven;
+    const padding = " ".repeat(provenWidth - proven.length);
     const where = backend.available ? (backend.path ?? (backend.kind === "http" ? "API key set" : "")) : (backend.problem ?? "");
-    return `  ${backend.id.padEnd(width)}  ${status}  ${printable(backend.version ?? "-").padEnd(versionWidth)}  ${resume}  ${printable(where)}`;
+    return `  ${backend.id.padEnd(width)}  ${status}  ${printable(backend.version ?? "-").padEnd(versionWidth)}  ${resume}  ${shownProven}${padding}  ${printable(where)}`;
   });
+}
+
+/** The closing lines: which adapters are proven against the real CLI (with which version) and which only against recordings. */
+function provenSummary(backends: readonly BackendDetection[]): string[] {
+  const real = backends.filter((backend) => backend.provenAgainst === "real-cli" && backend.provenVersions !== null);
+  const recorded = backends.filter((backend) => !real.includes(backend));
+  return [
+    `Proven against the real CLI, offline: ${real.map((backend) => `${backend.id} ${backend.provenVersions!.provenWith}`).join(", ") || "none"}`,
+    `Proven only against recorded output: ${recorded.map((backend) => backend.id).join(", ") || "none"}`,
+  ];
 }
 
 /** The text `keel doctor` prints. Pure. */
@@ -49,6 +83,7 @@ export function renderDoctorReport(report: DoctorReport, style: Style): string {
     "",
     paint(style, "bold", `Backends: ${available.length} of ${report.backends.length} available, ${resumable.length} of them resume threads`),
     ...backendLines(style, report.backends),
+    ...provenSummary(report.backends),
     "",
     report.ok
       ? `${paint(style, "green", "ready")}${available.length === 0 ? ": no backend is installed; the scripted backend (keel demo) still works" : ""}`

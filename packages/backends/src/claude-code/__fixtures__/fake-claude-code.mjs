@@ -37,6 +37,22 @@ runFakeCli({
     ],
     exitCode: 1,
   }),
+  // After its own retries on 529 Overloaded, Claude Code ends with an error result and exit 1.
+  transientError: (id) => ({
+    stdout: [
+      JSON.stringify({ type: "system", subtype: "init", session_id: id, model: "claude-sonnet-4-6" }),
+      JSON.stringify({
+        type: "result",
+        subtype: "success",
+        is_error: true,
+        duration_ms: 900,
+        session_id: id,
+        result: 'API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
+        usage: { input_tokens: 0, output_tokens: 0 },
+      }),
+    ],
+    exitCode: 1,
+  }),
   inBandError: (id) => ({
     stdout: [
       JSON.stringify({ type: "system", subtype: "init", session_id: id, model: "claude-sonnet-4-6" }),

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Fake `opencode` for the adapter tests: replays recorded `run --format json` output (see ../../__fixtures__/fake-cli.mjs).
 import { randomBytes } from "node:crypto";
-import { readdirSync, readlinkSync } from "node:fs";
+import { readFileSync, readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { flagValue, runFakeCli } from "../../__fixtures__/fake-cli.mjs";
 
@@ -21,7 +21,14 @@ runFakeCli({
   fixture: new URL("./opencode.success.jsonl", import.meta.url),
   recordedId: "ses_2a0b1c2d3e4fKeelFixture01",
   newId: () => `ses_${randomBytes(12).toString("hex")}`,
-  parseArgs: (argv) => ({ resumeId: flagValue(argv, "-s", "--session"), assignedId: null, prompt: argv.at(-1), staged: stagedSkills() }),
+  // The prompt comes on stdin (the adapter's way: a positional prompt with spaces arrives JSON-quoted).
+  parseArgs: (argv) => ({
+    resumeId: flagValue(argv, "-s", "--session"),
+    assignedId: null,
+    prompt: readFileSync(0, "utf8"),
+    title: flagValue(argv, "--title"),
+    staged: stagedSkills(),
+  }),
   hangAfterLines: 1,
   // anomalyco/opencode#27559: nothing on stdout, the error on stderr, exit 0.
   badResume: (id) => ({

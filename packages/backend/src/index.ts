@@ -1,0 +1,21 @@
+export type { BackendCapabilities, BackendSkillDelivery, BackendUsageSupport } from "./backend-capabilities.js";
+export type { BackendFileAccess, BackendFileOperation, BackendTurnRequest, BackendTurnResult } from "./backend-turn.js";
+export type { Backend } from "./backend-port.js";
+export {
+  BackendTurnRequestSchema,
+  MAX_RESUME_STATE_BYTES,
+  MAX_THREAD_ID_LENGTH,
+  MAX_TURN_TIMEOUT_MS,
+  validateBackendTurnRequest,
+  withPlainEnv,
+} from "./backend-request.js";
+export {
+  BACKEND_ERROR_CODES,
+  ERROR_STDERR_TAIL_CHARS,
+  TRANSIENT_FAILURE_PATTERNS,
+  backendError,
+  isTransientFailure,
+  stderrTail,
+  withBackendContext,
+} from "./backend-errors.js";
+export type { BackendErrorCode, BackendErrorContext } from "./backend-errors.js";

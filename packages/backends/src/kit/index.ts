@@ -1,0 +1,18 @@
+export { CliBackendOptionsSchema, DEFAULT_MAX_PROMPT_BYTES, createCliBackend, invocation, promptArgument } from "./cli-backend.js";
+export type { CliAdapter, CliBackendOptions, CliInvocation, CliInvocationContext, CliParserContext } from "./cli-backend.js";
+export { DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_STDERR_BYTES, runProcess } from "./process-runner.js";
+export type { ProcessExit, RunProcessOptions } from "./process-runner.js";
+export { MAX_STRAY_TEXT_CHARS, createJsonLineParser } from "./stream-parser.js";
+export type { JsonEvent, StreamParser } from "./stream-parser.js";
+export { decideTurnOutcome, emptyFindings } from "./turn-outcome.js";
+export type { ParsedTurn, StreamFindings, TurnExit, TurnOutcomeRules } from "./turn-outcome.js";
+export { addStepUsage, asArray, asNumber, asRecord, asString, captureThreadId, errorMessage, idField, setTurnUsage, textOfContent } from "./loose-json.js";
+export type { Loose } from "./loose-json.js";
+export { childRecord, createUsageFieldReader, readUsageFields, readUsageReport, subtractUsage, withoutPart } from "./usage-fields.js";
+export type { UsageFieldReader } from "./usage-fields.js";
+export { contentBytes, fileAccessOfCommand, recordToolCall } from "./tool-calls.js";
+export type { ToolFileAccess } from "./tool-calls.js";
+export { stageSkillLinks } from "./skill-links.js";
+export type { StagedSkills } from "./skill-links.js";
+export { compareCliVersions, findCommand, parseCliVersion, probeCliVersion, versionStanding } from "./cli-probe.js";
+export type { CliAdapterInfo, CliVersionProbe, CliVersionRange } from "./cli-probe.js";

@@ -1,0 +1,5 @@
+export { startFakeProvider } from "./provider-server.js";
+export type { FakeProvider, FakeProviderOptions } from "./provider-server.js";
+export type { FakeProviderFailure, FakeProviderRequest } from "./provider-request.js";
+export { DEFAULT_FAKE_USAGE, FakeReplySchema, FakeUsageSchema, reportedUsage } from "./provider-script.js";
+export type { FakeErrorReply, FakeHangReply, FakeProviderFormat, FakeReply, FakeToolCall, FakeTurnReply, FakeUsage } from "./provider-script.js";
