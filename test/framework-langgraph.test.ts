@@ -58,7 +58,7 @@ describeWithPostgres("@keel/langgraph over PostgreSQL", () => {
       const [first, second] = await Promise.all(
         ["Ada", "Grace"].map((name) => runTs(WORKER, ["postgres", testPostgresUrl, schema, "race", "resume", name, barrier, "2"])),
       );
-      const outcomes = [first, second].map((output) => ({ code: output.code, json: lastJson(output?.stdout ?? ""), stderr: output?.stderr }));
+      const outcomes = [first, second].map((output) => ({ code: output?.code, json: lastJson(output?.stdout ?? ""), stderr: output?.stderr }));
       const winners = outcomes.filter((outcome) => outcome.code === 0);
       const losers = outcomes.filter((outcome) => outcome.code !== 0);
       expect(winners, JSON.stringify(outcomes)).toHaveLength(1);
