@@ -39,6 +39,9 @@ interface ObservedHead {
   version: number;
 }
 
+/** How many listed checkpoints are read ahead at once. */
+const LIST_BATCH = 16;
+
 async function unwrap<T>(result: ResultAsync<T, KeelError>): Promise<T> {
   const settled = await result;
   if (settled.isErr()) throw settled.error;
@@ -148,19 +151,34 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
     }
     for (const metas of groups.values()) {
       metas.sort((left, right) => ((left.key.at(-1) ?? "") < (right.key.at(-1) ?? "") ? 1 : -1));
-      for (const meta of metas) {
+      // Read ahead in small batches (the reads are independent), yield in order.
+      let start = 0;
+      while (start < metas.length) {
         if (remaining !== undefined && remaining <= 0) return;
-        const stored = await unwrap(this.#store.docs.get(meta.key));
-        if (!stored) continue; // deleted since listed
-        const document = parseStored(CheckpointDocumentSchema, stored.value, `checkpoint ${meta.key.join("/")}`);
-        if (filter) {
-          const metadata = (await this.serde.loadsTyped(document.metadata.type, fromSerialized(document.metadata))) as Record<string, unknown>;
-          if (!Object.entries(filter).every(([name, value]) => metadata[name] === value)) continue;
+        const size = remaining === undefined ? LIST_BATCH : Math.min(LIST_BATCH, remaining);
+        const batch = metas.slice(start, start + size);
+        start += size;
+        const tuples = await Promise.all(batch.map(async (meta) => this.#listed(meta, filter)));
+        for (const tuple of tuples) {
+          if (tuple === undefined) continue;
+          if (remaining !== undefined && remaining <= 0) return;
+          if (remaining !== undefined) remaining -= 1;
+          yield tuple;
         }
-        if (remaining !== undefined) remaining -= 1;
-        yield await this.#toTuple(document);
       }
     }
+  }
+
+  /** One listed checkpoint as a tuple, or undefined when deleted since listed or not matching `filter`. */
+  async #listed(meta: DocMeta, filter: Record<string, unknown> | undefined): Promise<CheckpointTuple | undefined> {
+    const stored = await unwrap(this.#store.docs.get(meta.key));
+    if (!stored) return undefined;
+    const document = parseStored(CheckpointDocumentSchema, stored.value, `checkpoint ${meta.key.join("/")}`);
+    if (filter) {
+      const metadata = (await this.serde.loadsTyped(document.metadata.type, fromSerialized(document.metadata))) as Record<string, unknown>;
+      if (!Object.entries(filter).every(([name, value]) => metadata[name] === value)) return undefined;
+    }
+    return this.#toTuple(document);
   }
 
   /**
@@ -182,7 +200,12 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
       this.serde.dumpsTyped(prepared),
       this.serde.dumpsTyped(metadata),
     ]);
-    const channels = await this.#writeChannels(threadId, namespace, parentCheckpointId, values, newVersions);
+    const headKey = this.#keys.head(threadId, namespace);
+    // The head is read alongside the blob writes; it is checked by CAS when moved, below.
+    const [channels, head] = await Promise.all([
+      this.#writeChannels(threadId, namespace, parentCheckpointId, values, newVersions),
+      unwrap(this.#store.docs.get(headKey)),
+    ]);
     const document: CheckpointDocument = {
       threadId,
       namespace,
@@ -193,10 +216,8 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
       metadata: toSerialized(metadataType, metadataBytes),
     };
     const key = this.#keys.checkpoint(threadId, namespace, checkpoint.id);
-    const headKey = this.#keys.head(threadId, namespace);
     const observedKey = this.#observedKey(threadId, namespace);
     const observed = this.#observed.get(observedKey);
-    const head = await unwrap(this.#store.docs.get(headKey));
     // Continuing from what this saver saw as the head: the head must not have moved since.
     const expectedHeadVersion = observed !== undefined && observed.checkpointId === parentCheckpointId ? observed.version : (head?.version ?? 0);
     if (head && expectedHeadVersion === head.version && parseStored(HeadDocumentSchema, head.value, `head ${headKey.join("/")}`).checkpointId === checkpoint.id) {
@@ -348,10 +369,11 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
   async #toTuple(document: CheckpointDocument): Promise<CheckpointTuple> {
     const { threadId, namespace, checkpointId, parentCheckpointId } = document;
     const checkpoint = (await this.serde.loadsTyped(document.checkpoint.type, fromSerialized(document.checkpoint))) as Checkpoint;
-    checkpoint.channel_values = { ...checkpoint.channel_values, ...(await this.#readChannels(document)) };
+    const [channelValues, writes] = await Promise.all([this.#readChannels(document), this.#readWrites(threadId, namespace, checkpointId)]);
+    checkpoint.channel_values = { ...checkpoint.channel_values, ...channelValues };
     if (checkpoint.v < 4 && parentCheckpointId !== undefined) await this.#migratePendingSends(checkpoint, threadId, namespace, parentCheckpointId);
     const pendingWrites: CheckpointPendingWrite[] = await Promise.all(
-      (await this.#readWrites(threadId, namespace, checkpointId)).map(
+      writes.map(
         async (write): Promise<CheckpointPendingWrite> => [write.taskId, write.channel, await this.serde.loadsTyped(write.value.type, fromSerialized(write.value))],
       ),
     );
