@@ -4,11 +4,12 @@ import path from "node:path";
 import { createKeelCheckpointer } from "@keel/langgraph";
 import { createPostgresStore } from "@keel/store-postgres";
 import { createSqliteStore } from "@keel/store-sqlite";
+import type { RunnableConfig } from "@langchain/core/runnables";
 import { emptyCheckpoint, uuid6, type BaseCheckpointSaver, type Checkpoint } from "@langchain/langgraph-checkpoint";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { afterAll, bench, describe } from "vitest";
-import { dropSchema, freshSchemaName, probeTestPostgres, testPostgresUrl } from "../packages/store-postgres/test-support/postgres-test-database.js";
+import { adminQuery, dropSchema, freshSchemaName, probeTestPostgres, testPostgresUrl } from "../packages/store-postgres/test-support/postgres-test-database.js";
 
 /**
  * @keel/langgraph beside LangGraph's own SqliteSaver and PostgresSaver, interleaved in one run.
@@ -24,7 +25,7 @@ function step(index: number): Checkpoint {
   return { ...emptyCheckpoint(), id: uuid6(-1), channel_values: { messages, step: index }, channel_versions: { messages: 1, step: index + 1 } };
 }
 
-async function putAndGet(saver: BaseCheckpointSaver, thread: string, state: { config: Record<string, unknown>; index: number }): Promise<void> {
+async function putAndGet(saver: BaseCheckpointSaver, thread: string, state: { config: RunnableConfig; index: number }): Promise<void> {
   const config = state.index === 0 ? { configurable: { thread_id: thread } } : state.config;
   state.config = await saver.put(config, step(state.index), metadata, state.index === 0 ? { messages: 1, step: 1 } : { step: state.index + 1 });
   state.index += 1;
@@ -32,7 +33,7 @@ async function putAndGet(saver: BaseCheckpointSaver, thread: string, state: { co
 }
 
 async function fill(saver: BaseCheckpointSaver, thread: string, count: number): Promise<void> {
-  let config: Record<string, unknown> = { configurable: { thread_id: thread } };
+  let config: RunnableConfig = { configurable: { thread_id: thread } };
   for (let index = 0; index < count; index += 1) config = await saver.put(config, step(index), metadata, index === 0 ? { messages: 1, step: 1 } : { step: index + 1 });
 }
 
@@ -52,10 +53,7 @@ const postgresSaver = postgresReachable ? PostgresSaver.fromConnString(testPostg
 const keelPostgresStore = postgresReachable ? createPostgresStore({ connectionString: testPostgresUrl, schema: keelPostgresSchema, poolSize: 3 }) : undefined;
 const keelPostgres = keelPostgresStore ? createKeelCheckpointer({ store: keelPostgresStore }) : undefined;
 if (postgresSaver) {
-  const client = new (await import("pg")).default.Client({ connectionString: testPostgresUrl });
-  await client.connect();
-  await client.query(`CREATE SCHEMA IF NOT EXISTS "${postgresSchema}"`);
-  await client.end();
+  await adminQuery(`CREATE SCHEMA IF NOT EXISTS "${postgresSchema}"`);
   await postgresSaver.setup();
 }
 
