@@ -4,8 +4,11 @@ import { err, ok, ResultAsync, type Result } from "neverthrow";
 
 /** What {@link copyStore} copied. */
 export interface StoreCopyReport {
+  /** Live documents copied, each at its version. */
   documents: number;
+  /** Live logs copied. */
   logs: number;
+  /** Log records copied, at their seqs. */
   records: number;
 }
 

@@ -7,6 +7,8 @@ import { createKeel } from "@keel/runtime";
 import type { KeelStore } from "@keel/store";
 import { createFsStore } from "@keel/store-fs";
 import { createSqliteStore } from "@keel/store-sqlite";
+import type { KeelError } from "@keel/core";
+import type { Result } from "neverthrow";
 import { afterEach, describe, expect, it } from "vitest";
 import { describeWithPostgres, dropSchema, freshSchemaName, testPostgresUrl } from "../../store-postgres/test-support/postgres-test-database.js";
 import { captureIo } from "./cli-harness.js";
@@ -21,10 +23,10 @@ afterEach(() => {
   for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-const unwrap = async <T>(outcome: PromiseLike<{ isErr(): boolean; value?: T; error?: unknown }>): Promise<T> => {
+const unwrap = async <T>(outcome: PromiseLike<Result<T, KeelError>>): Promise<T> => {
   const result = await outcome;
   if (result.isErr()) throw result.error;
-  return result.value as T;
+  return result.value;
 };
 
 /** A store with a document at version 3, a deleted one, and a log that was deleted and begun again (seqs 4, 5). */

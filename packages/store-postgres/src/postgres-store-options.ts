@@ -21,7 +21,7 @@ export interface PostgresStoreOptions {
 }
 
 /** The zod schema of {@link PostgresStoreOptions}. */
-export const PostgresStoreOptionsSchema = z
+export const PostgresStoreOptionsSchema: z.ZodType = z
   .strictObject({
     connectionString: z.string().min(1).optional(),
     pool: z.custom<Pool>((value) => typeof (value as Pool | undefined)?.connect === "function" && typeof (value as Pool).query === "function", "pool must be a pg Pool").optional(),

@@ -28,7 +28,7 @@ export interface SqliteStoreOptions {
 }
 
 /** The zod schema of {@link SqliteStoreOptions}. */
-export const SqliteStoreOptionsSchema = z.strictObject({
+export const SqliteStoreOptionsSchema: z.ZodType = z.strictObject({
   file: z.string().min(1, "file must be a database file path"),
   synchronous: z.enum(["full", "normal"]).optional(),
   busyTimeoutMs: z.number().int().nonnegative().optional(),

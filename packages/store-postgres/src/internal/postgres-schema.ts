@@ -29,9 +29,11 @@ function migrations(schema: string): readonly (readonly string[])[] {
   ];
 }
 
-/** What {@link migratePostgres} did. */
+/** What a migration of the PostgreSQL schema did: the version found and the version now. */
 export interface PostgresMigration {
+  /** The schema version found (0: none). */
   from: number;
+  /** The schema version after the migration. */
   to: number;
 }
 

@@ -28,9 +28,11 @@ const MIGRATIONS: readonly (readonly string[])[] = [
   ],
 ];
 
-/** What {@link migrateSqlite} did. */
+/** What a migration of the SQLite schema did: the version found and the version now. */
 export interface SqliteMigration {
+  /** The schema version found (0: none). */
   from: number;
+  /** The schema version after the migration. */
   to: number;
 }
 
