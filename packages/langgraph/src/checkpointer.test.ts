@@ -1,0 +1,106 @@
+import { KeelError } from "@keel/core";
+import { createMemoryStore } from "@keel/store";
+import { emptyCheckpoint, uuid6, type Checkpoint } from "@langchain/langgraph-checkpoint";
+import { describe, expect, it } from "vitest";
+import { createKeelCheckpointer } from "./index.js";
+
+const metadata = { source: "loop" as const, step: 0, parents: {} };
+
+function checkpoint(values: Record<string, unknown> = {}): Checkpoint {
+  const base = emptyCheckpoint();
+  return { ...base, id: uuid6(-1), channel_values: values, channel_versions: Object.fromEntries(Object.keys(values).map((name) => [name, 1])) };
+}
+
+async function rejection(promise: Promise<unknown>): Promise<KeelError> {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(KeelError.is(error)).toBe(true);
+  return error as KeelError;
+}
+
+describe("createKeelCheckpointer", () => {
+  it("rejects options without a store with invalid_input", () => {
+    expect(() => createKeelCheckpointer({ store: {} as never })).toThrow(expect.objectContaining({ code: "invalid_input" }));
+  });
+
+  it("keeps a repeated pending write as a no-op and refuses a different one with conflict", async () => {
+    const saver = createKeelCheckpointer({ store: createMemoryStore() });
+    const config = await saver.put({ configurable: { thread_id: "t" } }, checkpoint(), metadata, {});
+    await saver.putWrites(config, [["animals", "dog"]], "task-1");
+    await saver.putWrites(config, [["animals", "dog"]], "task-1");
+    expect((await saver.getTuple(config))?.pendingWrites).toEqual([["task-1", "animals", "dog"]]);
+    const error = await rejection(saver.putWrites(config, [["animals", "cat"]], "task-1"));
+    expect(error.code).toBe("conflict");
+    expect((await saver.getTuple(config))?.pendingWrites).toEqual([["task-1", "animals", "dog"]]);
+  });
+
+  it("replaces special-channel writes (resume, error), as LangGraph expects", async () => {
+    const saver = createKeelCheckpointer({ store: createMemoryStore() });
+    const config = await saver.put({ configurable: { thread_id: "t" } }, checkpoint(), metadata, {});
+    await saver.putWrites(config, [["__resume__", "first"]], "task-1");
+    await saver.putWrites(config, [["__resume__", "second"]], "task-1");
+    expect((await saver.getTuple(config))?.pendingWrites).toEqual([["task-1", "__resume__", "second"]]);
+  });
+
+  it("refuses a put continuing from a head another writer has moved, and keeps the winner as latest", async () => {
+    const store = createMemoryStore();
+    const first = createKeelCheckpointer({ store });
+    const root = await first.put({ configurable: { thread_id: "t" } }, checkpoint(), metadata, {});
+    const second = createKeelCheckpointer({ store });
+    // Both read the same head, as two processes resuming the same thread do.
+    expect((await first.getTuple({ configurable: { thread_id: "t" } }))?.config).toEqual(root);
+    expect((await second.getTuple({ configurable: { thread_id: "t" } }))?.config).toEqual(root);
+    const winner = await first.put(root, checkpoint({ step: "a" }), metadata, { step: 1 });
+    const error = await rejection(second.put(root, checkpoint({ step: "b" }), metadata, { step: 1 }));
+    expect(error.code).toBe("conflict");
+    const latest = await second.getTuple({ configurable: { thread_id: "t" } });
+    expect(latest?.config).toEqual(winner);
+    expect(latest?.checkpoint.channel_values).toEqual({ step: "a" });
+    const all = [];
+    for await (const tuple of second.list({ configurable: { thread_id: "t" } })) all.push(tuple.config.configurable?.checkpoint_id);
+    expect(all).toEqual([winner.configurable?.checkpoint_id, root.configurable?.checkpoint_id]);
+  });
+
+  it("forks from an older checkpoint (time travel) without a conflict", async () => {
+    const saver = createKeelCheckpointer({ store: createMemoryStore() });
+    const root = await saver.put({ configurable: { thread_id: "t" } }, checkpoint(), metadata, {});
+    await saver.put(root, checkpoint({ step: "a" }), metadata, { step: 1 });
+    const fork = await saver.put(root, checkpoint({ step: "b" }), metadata, { step: 1 });
+    expect((await saver.getTuple({ configurable: { thread_id: "t" } }))?.config).toEqual(fork);
+  });
+
+  it("shares unchanged channel values between checkpoints instead of storing them again", async () => {
+    const store = createMemoryStore();
+    const saver = createKeelCheckpointer({ store });
+    let config = await saver.put({ configurable: { thread_id: "t" } }, checkpoint({ messages: ["hi"] }), metadata, { messages: 1 });
+    for (let step = 1; step <= 5; step += 1) {
+      config = await saver.put(config, { ...checkpoint({ messages: ["hi"], step }), channel_versions: { messages: 1, step } }, metadata, { step });
+    }
+    expect((await saver.getTuple(config))?.checkpoint.channel_values).toEqual({ messages: ["hi"], step: 5 });
+    const blobs = (await store.docs.list(["langgraph"])).unwrapOr({ items: [] }).items.filter((meta) => meta.key.at(-2) === "blobs");
+    expect(blobs).toHaveLength(6); // one "messages" blob, five "step" blobs
+  });
+
+  it("answers a stored checkpoint that does not parse with corrupt, not a missing checkpoint", async () => {
+    const store = createMemoryStore();
+    const saver = createKeelCheckpointer({ store });
+    const config = await saver.put({ configurable: { thread_id: "t" } }, checkpoint(), metadata, {});
+    const listed = (await store.docs.list(["langgraph"])).unwrapOr({ items: [] }).items.find((meta) => meta.key.at(-2) === "checkpoints");
+    expect(listed).toBeDefined();
+    await store.docs.put(listed?.key ?? [], { not: "a checkpoint" }, { unconditional: true });
+    expect((await rejection(saver.getTuple(config))).code).toBe("corrupt");
+  });
+
+  it("keeps hostile thread ids inside their own folder", async () => {
+    const store = createMemoryStore();
+    const saver = createKeelCheckpointer({ store });
+    for (const threadId of ["../escape", "__proto__", "a/b", ""].filter(Boolean)) {
+      const config = await saver.put({ configurable: { thread_id: threadId } }, checkpoint(), metadata, {});
+      expect((await saver.getTuple({ configurable: { thread_id: threadId } }))?.config).toEqual(config);
+    }
+    const keys = (await store.docs.list(["langgraph"])).unwrapOr({ items: [] }).items.map((meta) => meta.key);
+    expect(keys.every((key) => key[0] === "langgraph" && key[1] === "threads")).toBe(true);
+  });
+});

@@ -1,0 +1,64 @@
+/**
+ * The JSON shapes the checkpointer stores, and their fail-closed parsing: a stored value that
+ * does not have its shape is `corrupt` with its key, never `undefined` or a skipped record.
+ */
+import { KeelError, type JsonValue } from "@keel/core";
+import { z } from "zod";
+
+/** Bytes from LangGraph's serializer: UTF-8 text when the serializer said "json", else base64. */
+export const SerializedSchema = z.object({
+  type: z.string(),
+  encoding: z.enum(["utf8", "base64"]),
+  data: z.string(),
+});
+/** A serialized value as stored. */
+export type Serialized = z.infer<typeof SerializedSchema>;
+
+/** A checkpoint document. */
+export const CheckpointDocumentSchema = z.object({
+  threadId: z.string(),
+  namespace: z.string(),
+  checkpointId: z.string(),
+  parentCheckpointId: z.string().optional(),
+  /** The checkpoint without its channel values. */
+  checkpoint: SerializedSchema,
+  /** Each channel's value as the digest of its blob (content-addressed, shared between checkpoints); null: empty. */
+  channels: z.record(z.string(), z.string().regex(/^[0-9a-f]{64}$/).nullable()),
+  metadata: SerializedSchema,
+});
+/** A checkpoint document's value. */
+export type CheckpointDocument = z.infer<typeof CheckpointDocumentSchema>;
+
+/** The head document of a thread and namespace: its latest checkpoint. */
+export const HeadDocumentSchema = z.object({ checkpointId: z.string() });
+
+/** One pending write, as a log record's value. */
+export const WriteRecordSchema = z.object({
+  taskId: z.string(),
+  channel: z.string(),
+  index: z.number().int(),
+  taskPath: z.string(),
+  value: SerializedSchema,
+});
+/** A pending write as stored. */
+export type WriteRecord = z.infer<typeof WriteRecordSchema>;
+
+/** Encodes serializer output as JSON. */
+export function toSerialized(type: string, bytes: Uint8Array): Serialized {
+  if (type === "json") return { type, encoding: "utf8", data: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
+  return { type, encoding: "base64", data: Buffer.from(bytes).toString("base64") };
+}
+
+/** The serializer's bytes back. */
+export function fromSerialized(serialized: Serialized): Uint8Array {
+  return serialized.encoding === "utf8" ? new TextEncoder().encode(serialized.data) : new Uint8Array(Buffer.from(serialized.data, "base64"));
+}
+
+/** Parses a stored value with `schema`, or throws `corrupt` naming where it lives. */
+export function parseStored<T>(schema: z.ZodType<T>, value: JsonValue, location: string): T {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw new KeelError("corrupt", `stored LangGraph ${location} does not have its shape: ${parsed.error.issues[0]?.message ?? "unknown"}`, {
+    details: { location },
+  });
+}

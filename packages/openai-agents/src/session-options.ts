@@ -1,0 +1,26 @@
+import type { KeelStore } from "@keel/store";
+import { SafeNameSchema } from "@keel/core";
+import { z } from "zod";
+
+/** Options of {@link createKeelSession}. */
+export interface KeelSessionOptions {
+  /** Any Keel store: memory, fs, SQLite, PostgreSQL. The session does not close it. */
+  store: KeelStore;
+  /** The session's id, a SafeName (letters, digits, '.', '_', '-'); the same id in another process is the same session. */
+  sessionId: string;
+  /** Key prefix of the sessions (default `["openai-agents", "sessions"]`). */
+  prefix?: readonly string[];
+  /** How many times `popItem` retries when another writer appended first (default 50). */
+  maxPopAttempts?: number;
+}
+
+/** zod schema of {@link KeelSessionOptions}. */
+export const KeelSessionOptionsSchema: z.ZodType<unknown> = z.object({
+  store: z.custom<KeelStore>(
+    (value) => typeof value === "object" && value !== null && "docs" in value && "logs" in value,
+    "store must be a KeelStore (createMemoryStore(), createFsStore(...), ...)",
+  ),
+  sessionId: SafeNameSchema,
+  prefix: z.array(SafeNameSchema).min(1).max(8).optional(),
+  maxPopAttempts: z.number().int().min(1).max(10_000).optional(),
+});

@@ -1,0 +1,78 @@
+import { KeelError } from "@keel/core";
+import { createMemoryStore } from "@keel/store";
+import { MemorySession, type AgentInputItem } from "@openai/agents";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { createKeelSession } from "./index.js";
+
+const message = (text: string): AgentInputItem => ({ role: "user", content: text }) as AgentInputItem;
+
+type Command = { type: "add"; texts: string[] } | { type: "get"; limit?: number | undefined } | { type: "pop" } | { type: "clear" };
+
+const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
+  { weight: 4, arbitrary: fc.record({ type: fc.constant("add" as const), texts: fc.array(fc.string({ maxLength: 8 }), { maxLength: 4 }) }) },
+  { weight: 3, arbitrary: fc.record({ type: fc.constant("get" as const), limit: fc.option(fc.nat({ max: 8 }), { nil: undefined }) }, { requiredKeys: ["type"] }) },
+  { weight: 2, arbitrary: fc.constant({ type: "pop" as const }) },
+  { weight: 1, arbitrary: fc.constant({ type: "clear" as const }) },
+);
+
+describe("createKeelSession", () => {
+  it("gives the same items as the SDK's own MemorySession for any call sequence", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(commandArbitrary, { maxLength: 30 }), async (commands) => {
+        const reference = new MemorySession({ sessionId: "s" });
+        const keel = createKeelSession({ store: createMemoryStore(), sessionId: "s" });
+        for (const command of commands) {
+          if (command.type === "add") {
+            const items = command.texts.map(message);
+            await reference.addItems(items);
+            await keel.addItems(items);
+          } else if (command.type === "get") {
+            expect(await keel.getItems(command.limit)).toEqual(await reference.getItems(command.limit));
+          } else if (command.type === "pop") {
+            expect(await keel.popItem()).toEqual(await reference.popItem());
+          } else {
+            await reference.clearSession();
+            await keel.clearSession();
+          }
+        }
+        expect(await keel.getItems()).toEqual(await reference.getItems());
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it("returns the id it was given and creates nothing until items are added", async () => {
+    const store = createMemoryStore();
+    const session = createKeelSession({ store, sessionId: "user-42" });
+    expect(await session.getSessionId()).toBe("user-42");
+    expect((await store.logs.list(["openai-agents"])).unwrapOr(["x"])).toEqual([]);
+  });
+
+  it("rejects a session id that is not a safe name, and a bad limit, with invalid_input", async () => {
+    expect(() => createKeelSession({ store: createMemoryStore(), sessionId: "../x" })).toThrow(expect.objectContaining({ code: "invalid_input" }));
+    const session = createKeelSession({ store: createMemoryStore(), sessionId: "s" });
+    await expect(session.getItems(-1)).rejects.toMatchObject({ code: "invalid_input" });
+    await expect(session.addItems([42 as unknown as AgentInputItem])).rejects.toMatchObject({ code: "invalid_input" });
+  });
+
+  it("never returns the same item to concurrent pops, and loses none", async () => {
+    const store = createMemoryStore();
+    const writer = createKeelSession({ store, sessionId: "s" });
+    await writer.addItems(Array.from({ length: 20 }, (_, index) => message(`m${index}`)));
+    const poppers = Array.from({ length: 5 }, () => createKeelSession({ store, sessionId: "s" }));
+    const popped = await Promise.all(poppers.flatMap((session) => [session.popItem(), session.popItem()]));
+    const texts = popped.map((item) => (item as { content: string }).content);
+    expect(new Set(texts).size).toBe(10);
+    const remaining = (await writer.getItems()).map((item) => (item as { content: string }).content);
+    expect(remaining).toEqual(Array.from({ length: 10 }, (_, index) => `m${index}`));
+  });
+
+  it("answers a log record that is not a session event with corrupt", async () => {
+    const store = createMemoryStore();
+    const session = createKeelSession({ store, sessionId: "s" });
+    await store.logs.append(["openai-agents", "sessions", "s"], [{ id: "x", value: { type: "nonsense" } }]);
+    const error = await session.getItems().catch((caught: unknown) => caught);
+    expect(KeelError.is(error, "corrupt")).toBe(true);
+  });
+});

@@ -1,0 +1,109 @@
+import type { AgentInputItem, Session } from "@openai/agents";
+import { KeelError, isJsonValue, newId, type JsonValue } from "@keel/core";
+import type { KeelStore } from "@keel/store";
+import type { ResultAsync } from "neverthrow";
+import { foldSessionEvents, type LiveItem, type SessionEvent } from "./internal/session-events.js";
+import { KeelSessionOptionsSchema, type KeelSessionOptions } from "./session-options.js";
+
+async function unwrap<T>(result: ResultAsync<T, KeelError>): Promise<T> {
+  const settled = await result;
+  if (settled.isErr()) throw settled.error;
+  return settled.value;
+}
+
+/**
+ * An OpenAI Agents JS `Session` kept as a Keel log. `addItems` appends (the store serialises
+ * appends, so concurrent writers in several processes never lose an item); `popItem` appends a
+ * removal of the item that was last, conditioned on the log not having moved (`expectedSeq`), and
+ * retries on `conflict`, so two concurrent pops never return the same item; `clearSession`
+ * appends a clear. Errors are thrown as {@link KeelError} (the Session API is Promise-based).
+ */
+export class KeelSession implements Session {
+  readonly #store: KeelStore;
+  readonly #sessionId: string;
+  readonly #log: string[];
+  readonly #maxPopAttempts: number;
+
+  /** Use {@link createKeelSession}. */
+  constructor(options: KeelSessionOptions) {
+    const parsed = KeelSessionOptionsSchema.safeParse(options);
+    if (!parsed.success) {
+      throw new KeelError("invalid_input", `createKeelSession: ${parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ")}`);
+    }
+    this.#store = options.store;
+    this.#sessionId = options.sessionId;
+    this.#log = [...(options.prefix ?? ["openai-agents", "sessions"]), options.sessionId];
+    this.#maxPopAttempts = options.maxPopAttempts ?? 50;
+  }
+
+  /** The session id given at creation. Has no side effect (nothing is created until items are added). */
+  async getSessionId(): Promise<string> {
+    return this.#sessionId;
+  }
+
+  /** The most recent `limit` items (all when omitted), oldest first. */
+  async getItems(limit?: number): Promise<AgentInputItem[]> {
+    if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) {
+      throw new KeelError("invalid_input", `getItems: limit must be a non-negative integer (got ${String(limit)})`);
+    }
+    const { items } = await this.#state();
+    const chosen = limit === undefined ? items : limit === 0 ? [] : items.slice(-limit);
+    return chosen.map((live) => structuredClone(live.item) as unknown as AgentInputItem);
+  }
+
+  /** Appends items, in order, as one record. */
+  async addItems(items: AgentInputItem[]): Promise<void> {
+    if (!Array.isArray(items)) throw new KeelError("invalid_input", "addItems: items must be an array of AgentInputItem");
+    if (items.length === 0) return;
+    const values = items as unknown as JsonValue[];
+    if (!values.every((item) => typeof item === "object" && item !== null && !Array.isArray(item) && isJsonValue(item))) {
+      throw new KeelError("invalid_input", "addItems: every item must be a plain JSON object (an AgentInputItem)");
+    }
+    await this.#append({ type: "add", items: values });
+  }
+
+  /** Removes and returns the last item (undefined when empty); exact under concurrency. */
+  async popItem(): Promise<AgentInputItem | undefined> {
+    for (let attempt = 0; attempt < this.#maxPopAttempts; attempt += 1) {
+      const { items, lastSeq } = await this.#state();
+      const last = items.at(-1);
+      if (!last) return undefined;
+      const event: SessionEvent = { type: "pop", seq: last.seq, index: last.index };
+      const appended = await this.#store.logs.append(this.#log, [{ id: newId(), value: event }], { expectedSeq: lastSeq });
+      if (appended.isOk()) return structuredClone(last.item) as unknown as AgentInputItem;
+      if (appended.error.code !== "conflict") throw appended.error;
+    }
+    throw new KeelError("conflict", `popItem: session "${this.#sessionId}" kept changing during ${this.#maxPopAttempts} attempts; retry`, {
+      details: { sessionId: this.#sessionId },
+      retryable: true,
+    });
+  }
+
+  /** Removes every item. */
+  async clearSession(): Promise<void> {
+    await this.#append({ type: "clear" });
+  }
+
+  async #append(event: SessionEvent): Promise<void> {
+    await unwrap(this.#store.logs.append(this.#log, [{ id: newId(), value: event as unknown as JsonValue }]));
+  }
+
+  async #state(): Promise<{ items: LiveItem[]; lastSeq: number }> {
+    const records = await unwrap(this.#store.logs.read(this.#log));
+    return { items: foldSessionEvents(records, this.#log.join("/")), lastSeq: records.at(-1)?.seq ?? 0 };
+  }
+}
+
+/**
+ * Creates an OpenAI Agents JS session over any Keel store; pass it to `run(agent, input, { session })`.
+ * Throws `invalid_input` on bad options (a `sessionId` that is not a SafeName, a missing store).
+ *
+ * @example
+ * ```ts
+ * const session = createKeelSession({ store: createFsStore({ dir: ".keel" }), sessionId: "user-42" });
+ * const result = await run(agent, "Hello", { session });
+ * ```
+ */
+export function createKeelSession(options: KeelSessionOptions): KeelSession {
+  return new KeelSession(options);
+}
