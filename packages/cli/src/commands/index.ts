@@ -4,6 +4,7 @@ import { doctorCommand } from "./doctor.js";
 import { inspectCommand } from "./inspect.js";
 import { reportCommand } from "./report.js";
 import { skillsCommand } from "./skills.js";
+import { workflowCommand } from "./workflow.js";
 
 /** Every `keel` subcommand, in the order `keel --help` lists them. */
-export const COMMANDS: readonly CliCommand[] = [demoCommand, inspectCommand, reportCommand, skillsCommand, doctorCommand];
+export const COMMANDS: readonly CliCommand[] = [demoCommand, inspectCommand, reportCommand, skillsCommand, doctorCommand, workflowCommand];
