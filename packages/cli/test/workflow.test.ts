@@ -144,4 +144,13 @@ describe("keel workflow: one command per process", () => {
     expect(builtins.code).toBe(0);
     expect((JSON.parse(builtins.stdout) as { definitions: { workflows: string[] } }).definitions.workflows).toEqual(["implement_issue", "review_change"]);
   });
+
+  it("keel mcp --help lists its options, tools and exit codes; no --config is bad usage", { timeout: 60_000 }, async () => {
+    const help = await keel(["mcp", "--help"]);
+    expect(help.code).toBe(0);
+    for (const text of ["--config", "--store", "--catalog", "--skills-project", "workflow_step", "role_session_status", "Exit codes: 0", "mcpServers"]) expect(help.stdout).toContain(text);
+    const bad = await keel(["mcp"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--config");
+  });
 });

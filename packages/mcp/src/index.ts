@@ -4,3 +4,7 @@ export { CatalogRequestSchema, WORKFLOW_OPERATIONS, WORKFLOW_TOOLS, parseRequest
 export type { WorkflowOperation, WorkflowToolSpec } from "./workflow-tools.js";
 export { createWorkflowHost } from "./workflow-host.js";
 export type { CatalogReport, WorkflowHost, WorkflowHostOptions } from "./workflow-host.js";
+export { HandoffWriteRequestSchema, RoleSessionStatusRequestSchema, SESSION_TOOL_LIMITS, SkillsResolveRequestSchema, createSessionTools } from "./session-tools.js";
+export type { SessionTools, SessionToolsOptions } from "./session-tools.js";
+export { KEEL_MCP_VERSION, createKeelMcpServer, serveStdio } from "./mcp-server.js";
+export type { KeelMcpServer, KeelMcpServerOptions } from "./mcp-server.js";
