@@ -39,7 +39,7 @@ export type HostExecutor = z.output<typeof HostExecutorSchema>;
  */
 export const WorkflowHostConfigSchema = z.strictObject({
   models: ModelRegistrySchema,
-  preference: z.enum(["balanced", "quality"]).optional(),
+  preference: z.literal(["balanced", "quality"]).optional(),
   limits: LimitsSchema.optional(),
   sourceRoot: z.string().min(1).max(4096).optional(),
   executor: HostExecutorSchema,
