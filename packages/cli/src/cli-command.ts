@@ -15,6 +15,8 @@ export interface CliCommand {
   summary: string;
   /** The full help text (`keel <name> --help`). */
   help: string;
+  /** The help of a subcommand (`keel <name> <sub> --help`), when the command has subcommands. */
+  helpFor?(positionals: readonly string[]): string;
   /** Its options, in `node:util` `parseArgs` form (`--help` is added for every command). */
   options: NonNullable<ParseArgsConfig["options"]>;
   /** Whether it takes positional arguments. */

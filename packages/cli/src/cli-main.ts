@@ -50,7 +50,8 @@ export async function runCli(argv: readonly string[], io: CliIo, commands: reado
       strict: true,
     });
     if (parsed.values.help) {
-      io.stdout(command.help.endsWith("\n") ? command.help : `${command.help}\n`);
+      const help = command.helpFor?.(parsed.positionals) ?? command.help;
+      io.stdout(help.endsWith("\n") ? help : `${help}\n`);
       return 0;
     }
     return await command.run({ values: parsed.values, positionals: parsed.positionals }, io);
