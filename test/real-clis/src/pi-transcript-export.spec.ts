@@ -165,7 +165,7 @@ describe(`pi ${REAL_CLI_VERSIONS.pi} continues a session Keel exported (real CLI
     expect(ids.slice(0, oldIds.length)).toEqual(oldIds);
     expect(ids.indexOf(exportedLeaf)).toBe(oldIds.length - 1);
     const added = path.slice(oldIds.length).filter((entry) => entry.type === "message");
-    expect(added.map((entry) => (entry.type === "message" ? entry.message.role : null))).toEqual(["user", "assistant"]);
+    expect(added.map((entry) => (entry as { message?: { role?: string } }).message?.role)).toEqual(["user", "assistant"]);
     expect(JSON.stringify(added[0])).toContain(NEW_PROMPT);
     expect(JSON.stringify(added[1])).toContain(NEW_REPLY);
     // Keel's context of the continued file: the exported context, then the new turn.
