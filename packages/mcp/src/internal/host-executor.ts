@@ -1,5 +1,5 @@
 import { KeelError, totalInputTokens } from "@keel/core";
-import type { Backend } from "@keel/backends";
+import type { Backend } from "@keel/backend";
 import type { ExecuteStage } from "@keel/workflow";
 import { errAsync, okAsync, ResultAsync } from "neverthrow";
 import type { HostCliBackend, HostExecutor } from "../workflow-host-config.js";
