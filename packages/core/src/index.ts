@@ -12,6 +12,7 @@ export type { TokenEstimator } from "./tokens.js";
 export { isCount, isPlainObjectOf, validate, validateFast, validateOrThrow } from "./validate.js";
 export { UsageSchema, addUsage, emptyUsage, totalInputTokens } from "./usage.js";
 export type { Usage } from "./usage.js";
+export { unwrapOrThrow } from "./result.js";
 export { createEventBus } from "./events.js";
 export type {
   AgentIoEvent,
