@@ -132,6 +132,20 @@ describe("budget close log (one document write per reserve + settle, a ledger of
     expect((await restarted.snapshot())._unsafeUnwrap().settled.tokens).toBe(300);
   });
 
+  it("a settle appended but not yet folded wins over a later expiry: charged as settled, once", async () => {
+    let now = 1_000;
+    const store = createMemoryStore();
+    const scope = createBudget({ store, clock: { now: () => now } }).scope("global", { limits: { timeMs: 10_000 } });
+    const made = (await scope.reserve({ timeMs: 5_000 }))._unsafeUnwrap();
+    (await made.settle({ timeMs: 2_000 }))._unsafeUnwrap();
+    now += 60_000;
+    const result = (await scope.expireStale(30_000))._unsafeUnwrap();
+    expect(result.expired).toEqual([]);
+    expect(result.snapshot).toMatchObject({ reserved: { timeMs: 0 }, settled: { timeMs: 2_000 }, openReservations: 0 });
+    (await scope.reserve({ timeMs: 1 }))._unsafeUnwrap();
+    expect((await scope.snapshot())._unsafeUnwrap()).toMatchObject({ reserved: { timeMs: 1 }, settled: { timeMs: 2_000 } });
+  });
+
   it("concurrent settles and reserves never lose a close nor pass a limit", async () => {
     const store = createMemoryStore();
     const scope = createBudget({ store }).scope("shared", { limits: { calls: 30 } });
