@@ -18,8 +18,12 @@ import { LimitLevelSchema, intersectValidLevels, type LimitLevel } from "./limit
 
 /** Options of {@link createBudget}. */
 export interface BudgetOptions {
-  /** Where ledgers live: one document per root scope, changed only by compare-and-swap. */
-  store: Pick<KeelStore, "docs">;
+  /**
+   * Where ledgers live: one document per root scope, changed only by compare-and-swap. With
+   * `logs`, closes (settle, abandon, expire) are appended to a close log beside the document
+   * (one durable write per settle) and folded into the document by the next reserve.
+   */
+  store: Pick<KeelStore, "docs"> & Partial<Pick<KeelStore, "logs">>;
   /** Time of reservations and expiry. Default the system clock. */
   clock?: Clock;
   /** Receives `budget.reserved`, `budget.settled`, `budget.refused` and `budget.threshold`. */
@@ -63,6 +67,9 @@ const isClock = (value: unknown) => typeof (value as Clock | undefined)?.now ===
 const isDocStore = (value: unknown) =>
   typeof (value as { docs?: { get?: unknown; put?: unknown } } | undefined)?.docs?.get === "function" &&
   typeof (value as { docs: { put?: unknown } }).docs.put === "function";
+const isLogStore = (value: unknown) =>
+  typeof (value as { logs?: { append?: unknown; read?: unknown } } | undefined)?.logs?.append === "function" &&
+  typeof (value as { logs: { read?: unknown } }).logs.read === "function";
 const isEventBus = (value: unknown) => typeof (value as EventBus | undefined)?.emit === "function";
 
 const PercentsSchema = z.array(z.number().int().min(1).max(100)).max(10);
@@ -105,6 +112,7 @@ export function createBudget(options: BudgetOptions): Budget {
   const clock = valid.clock ?? systemClock;
   const context: BudgetContext = {
     docs: valid.store.docs,
+    logs: isLogStore(valid.store) ? (valid.store as unknown as Pick<KeelStore, "logs">).logs : undefined,
     clock,
     events: createLedgerEvents(valid.events, () => clock.now()),
     prefix: valid.keyPrefix ?? ["budget"],

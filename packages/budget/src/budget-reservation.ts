@@ -6,7 +6,8 @@ import { snapshotOf, type SettledSnapshot } from "./budget-snapshot.js";
 import type { ResolvedScope } from "./internal/budget-context.js";
 import { decideClose, type CloseDecision } from "./internal/ledger-rules.js";
 import { own, type ClosedOutcome, type OpenReservation } from "./internal/ledger-schema.js";
-import { changeLedger } from "./internal/ledger-store.js";
+import { appendClose, findClose } from "./internal/ledger-log.js";
+import { changeLedger, loadLedger } from "./internal/ledger-store.js";
 
 /**
  * Actual amounts reported at settlement. A dimension left out (or `null`) is unknown and is
@@ -82,7 +83,10 @@ export function createReservationHandle(owner: ResolvedScope, id: string, open: 
   });
 }
 
-/** Closes reservation `id` in `owner`'s ledger with one CAS write and emits the events. */
+/**
+ * Closes reservation `id` in `owner`'s ledger and emits the events: with a close log, by one
+ * append to it (folded into the ledger document by the next reserve); without, by one CAS write.
+ */
 export function closeReservation(
   owner: ResolvedScope,
   id: string,
@@ -91,6 +95,7 @@ export function closeReservation(
 ): ResultAsync<SettledSnapshot, KeelError> {
   const { context } = owner;
   const at = context.clock.now();
+  if (context.logs) return closeByLog(owner, context.logs, id, outcome, actual, at);
   return changeLedger(
     context.docs,
     owner.key,
@@ -104,6 +109,30 @@ export function closeReservation(
     context.events.settled(decision.reservation.scope, id, decision.settlement);
     context.events.thresholds(decision.thresholds);
     return okAsync({ ...snapshotOf(decision.ledger, owner.root, owner.chain), settlement: decision.settlement });
+  });
+}
+
+function closeByLog(
+  owner: ResolvedScope,
+  logs: NonNullable<ResolvedScope["context"]["logs"]>,
+  id: string,
+  outcome: ClosedOutcome,
+  actual: SettleAmounts,
+  at: number,
+): ResultAsync<SettledSnapshot, KeelError> {
+  const { context } = owner;
+  const refuse = (scope: string): ResultAsync<never, KeelError> =>
+    findClose(logs, owner.key, id, scope).andThen((closed) =>
+      errAsync(closeRefusal(owner, id, closed ? { kind: "already_closed", closed } : { kind: "missing" })),
+    );
+  return loadLedger(context.docs, logs, owner.key).andThen((ledger) => {
+    const decision = decideClose(ledger, { reservationId: id, outcome, actual, at });
+    if (decision.kind !== "closed") return refuse(owner.chain[0]!.id);
+    return appendClose(logs, owner.key, id, { outcome, actual, at }).andThen((appended) => {
+      if (appended.kind === "taken") return refuse(decision.reservation.scope);
+      context.events.settled(decision.reservation.scope, id, decision.settlement);
+      return okAsync({ ...snapshotOf(decision.ledger, owner.root, owner.chain), settlement: decision.settlement });
+    });
   });
 }
 

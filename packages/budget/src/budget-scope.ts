@@ -1,13 +1,25 @@
 import { KeelError, newId, validate } from "@keel/core";
 import { errAsync, ok, okAsync, type ResultAsync } from "neverthrow";
+import type { LogStore } from "@keel/store";
 import { AmountSchema, ReserveAmountsSchema, toTotals, type BudgetDimension, type ReserveAmounts, type Totals } from "./budget-dimensions.js";
 import { closeRefusal, createReservationHandle, type Reservation } from "./budget-reservation.js";
 import { snapshotOf, type ScopeLimit, type ScopeSnapshot } from "./budget-snapshot.js";
 import type { ResolvedScope } from "./internal/budget-context.js";
 import { refusalDetails } from "./internal/ledger-events.js";
-import { decideClose, decideExpire, decideReserve, staleReservations, type Refusal, type ReserveDecision } from "./internal/ledger-rules.js";
+import {
+  chargeFor,
+  decideClose,
+  decideExpire,
+  decideReserve,
+  staleReservations,
+  type ExpiredReservation,
+  type Refusal,
+  type ReserveDecision,
+  type ThresholdCrossed,
+} from "./internal/ledger-rules.js";
 import { own, type Ledger } from "./internal/ledger-schema.js";
-import { changeLedger, readLedger } from "./internal/ledger-store.js";
+import { appendClose, findClose } from "./internal/ledger-log.js";
+import { changeLedger, loadLedger } from "./internal/ledger-store.js";
 
 /** An open reservation as listed by {@link BudgetScope.openReservations}. */
 export interface ReservationInfo {
@@ -80,11 +92,20 @@ export function createScopeHandle(resolved: ResolvedScope): BudgetScope {
     parents: Object.freeze([...self.parents]),
     limits: Object.freeze(limits),
     reserve: (amounts: ReserveAmounts) => reserve(resolved, amounts),
-    snapshot: () => readLedger(resolved.context.docs, resolved.key).map((ledger) => snapshotOf(ledger, resolved.root, resolved.chain)),
-    openReservations: () => readLedger(resolved.context.docs, resolved.key).map((ledger) => listOpen(resolved, ledger, Infinity)),
+    snapshot: () => load(resolved).map((ledger) => snapshotOf(ledger, resolved.root, resolved.chain)),
+    openReservations: () => load(resolved).map((ledger) => listOpen(resolved, ledger, Infinity)),
     reservation: (id: string) => findReservation(resolved, id),
     expireStale: (olderThanMs: number) => expireStale(resolved, olderThanMs),
   });
+}
+
+function load(resolved: ResolvedScope): ResultAsync<Ledger | undefined, KeelError> {
+  return loadLedger(resolved.context.docs, resolved.context.logs, resolved.key);
+}
+
+/** The fold options of `resolved`'s ledger: its close log, and thresholds reported as events. */
+function foldOf(resolved: ResolvedScope) {
+  return { logs: resolved.context.logs, onThresholds: (crossed: readonly ThresholdCrossed[]) => resolved.context.events.thresholds(crossed) };
 }
 
 function reserve(resolved: ResolvedScope, amounts: ReserveAmounts): ResultAsync<Reservation, KeelError> {
@@ -102,6 +123,7 @@ function reserve(resolved: ResolvedScope, amounts: ReserveAmounts): ResultAsync<
       return ok({ next: decision.kind === "reserved" ? decision.ledger : undefined, outcome: decision });
     },
     (ledger) => !!ledger && !!own(ledger.open, reservationId),
+    foldOf(resolved),
   ).andThen((decision) => {
     const scope = chain[0]!.id;
     if (decision.kind === "refused") {
@@ -140,10 +162,16 @@ function findReservation(resolved: ResolvedScope, id: string): ResultAsync<Reser
   if (typeof id !== "string" || id.length === 0 || id.length > 128) {
     return errAsync(new KeelError("invalid_input", "reservation id must be a non-empty string of at most 128 characters", { details: { what: "reservation id" } }));
   }
-  return readLedger(resolved.context.docs, resolved.key).andThen((ledger) => {
+  return load(resolved).andThen((ledger) => {
     const open = ledger ? own(ledger.open, id) : undefined;
     if (open) return okAsync(createReservationHandle(resolved, id, open));
     const decision = decideClose(ledger, { reservationId: id, outcome: "abandoned", actual: {}, at: 0 });
+    const logs = resolved.context.logs;
+    if (logs && decision.kind === "missing") {
+      return findClose(logs, resolved.key, id, resolved.chain[0]!.id).andThen((closed) =>
+        errAsync(closeRefusal(resolved, id, closed ? { kind: "already_closed", closed } : { kind: "missing" })),
+      );
+    }
     return errAsync(closeRefusal(resolved, id, decision.kind === "closed" ? { kind: "missing" } : decision));
   });
 }
@@ -154,6 +182,7 @@ function expireStale(resolved: ResolvedScope, olderThanMs: number): ResultAsync<
   const { context } = resolved;
   const at = context.clock.now();
   const scope = resolved.chain[0]!.id;
+  if (context.logs) return expireByLog(resolved, context.logs, at - valid.value, at);
   return changeLedger(
     context.docs,
     resolved.key,
@@ -174,5 +203,43 @@ function expireStale(resolved: ResolvedScope, olderThanMs: number): ResultAsync<
       ageMs: at - reservation.at,
     }));
     return { expired, snapshot: snapshotOf(decision?.ledger ?? ledger, resolved.root, resolved.chain) };
+  });
+}
+
+/**
+ * Expiry with a close log: each stale reservation gets an `expired` close appended (a close
+ * already there wins), then one CAS write folds the log into the ledger document.
+ */
+function expireByLog(resolved: ResolvedScope, logs: LogStore, cutoff: number, at: number): ResultAsync<ExpireResult, KeelError> {
+  const { context } = resolved;
+  const scope = resolved.chain[0]!.id;
+  return load(resolved).andThen((current) => {
+    const stale = staleReservations(current, scope, cutoff);
+    const expired: ExpiredReservation[] = [];
+    let chain: ResultAsync<void, KeelError> = okAsync(undefined);
+    for (const [id, reservation] of stale) {
+      chain = chain.andThen(() =>
+        appendClose(logs, resolved.key, id, { outcome: "expired", actual: {}, at }).map((appended) => {
+          if (appended.kind === "appended") expired.push({ id, reservation, settlement: chargeFor(reservation.amounts, "expired", {}) });
+        }),
+      );
+    }
+    const folded = () => stale.length === 0
+      ? okAsync<Ledger | undefined, KeelError>(current)
+      : changeLedger(context.docs, resolved.key, (ledger) => ok({ next: ledger, outcome: ledger }), () => true, foldOf(resolved));
+    return chain.andThen(folded).map((ledger) => {
+      for (const entry of expired) context.events.settled(entry.reservation.scope, entry.id, entry.settlement);
+      return {
+        expired: expired.map(({ id, reservation }) => ({
+          id,
+          scope: reservation.scope,
+          chain: [...reservation.chain],
+          amounts: { ...reservation.amounts },
+          reservedAt: reservation.at,
+          ageMs: at - reservation.at,
+        })),
+        snapshot: snapshotOf(ledger, resolved.root, resolved.chain),
+      };
+    });
   });
 }

@@ -26,8 +26,10 @@ describe("budget under storage faults (nothing is lost, nothing is double-counte
     const reservation = (await scope.reserve({ tokens: 100 }))._unsafeUnwrap();
     expect(store.faults.hits()).toHaveLength(1);
     expect((await scope.snapshot())._unsafeUnwrap().reserved.tokens).toBe(100);
-    store.faults.add({ operation: "docs.put", code: "unavailable", times: 1, when: "after" });
+    // The settle's one write is the close log's append: it lands, reports failure, and its retry is deduplicated.
+    store.faults.add({ operation: ["docs.put", "logs.append"], code: "unavailable", times: 1, when: "after" });
     const settled = (await reservation.settle({ tokens: 80 }))._unsafeUnwrap();
+    expect(store.faults.hits().at(-1)?.operation).toBe("logs.append");
     expect(settled.settled.tokens).toBe(100);
     expect(settled.reserved.tokens).toBe(0);
   });
@@ -44,7 +46,8 @@ describe("budget under storage faults (nothing is lost, nothing is double-counte
   it("a settle whose write failed before landing can be retried and is charged once", async () => {
     const { store, scope } = setup();
     const reservation = (await scope.reserve({ tokens: 100, timeMs: 1_000 }))._unsafeUnwrap();
-    store.faults.add({ operation: "docs.put", code: "io_failed", times: 1 });
+    // Twice: a settle retries an ambiguous append once by itself.
+    store.faults.add({ operation: ["docs.put", "logs.append"], code: "io_failed", times: 2 });
     expect((await reservation.settle({ timeMs: 400 }))._unsafeUnwrapErr().code).toBe("io_failed");
     expect((await scope.snapshot())._unsafeUnwrap().reserved.timeMs).toBe(1_000);
     const settled = (await reservation.settle({ timeMs: 400 }))._unsafeUnwrap();

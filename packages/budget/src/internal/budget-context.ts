@@ -1,11 +1,13 @@
 import type { Clock } from "@keel/core";
-import type { DocStore } from "@keel/store";
+import type { DocStore, LogStore } from "@keel/store";
 import type { LedgerEvents } from "./ledger-events.js";
 import type { ScopeDeclaration } from "./ledger-rules.js";
 
 /** What every scope and reservation handle of one budget shares. */
 export interface BudgetContext {
   docs: DocStore;
+  /** The close log's store: settle appends one record there instead of rewriting the ledger. */
+  logs: LogStore | undefined;
   clock: Clock;
   events: LedgerEvents;
   /** Key prefix of the ledger documents. */

@@ -226,6 +226,7 @@ function closeInPlace(
   reservationId: string,
   open: OpenReservation,
   request: { outcome: ClosedOutcome; actual: ActualAmounts; at: number },
+  remember = true,
 ): Settlement {
   const settlement = chargeFor(open.amounts, request.outcome, request.actual);
   for (const scope of open.chain) {
@@ -235,6 +236,7 @@ function closeInPlace(
     add(entry.overrun, settlement.overrun);
   }
   delete ledger.open[reservationId];
+  if (!remember) return settlement;
   ledger.closed.push({ id: reservationId, scope: open.scope, outcome: request.outcome, at: request.at });
   if (ledger.closed.length > MAX_CLOSED_KEPT) ledger.closed.splice(0, ledger.closed.length - MAX_CLOSED_KEPT);
   return settlement;
@@ -275,4 +277,38 @@ export function decideExpire(
   }
   const thresholds = crossThresholds(ledger, [...chains]);
   return { ledger, expired, thresholds };
+}
+
+/** A close recorded in the close log: reservation `id` closed with `outcome` (log seq `seq`). */
+export interface LoggedClose {
+  id: string;
+  seq: number;
+  outcome: ClosedOutcome;
+  actual: ActualAmounts;
+  at: number;
+}
+
+/**
+ * Folds logged closes into the totals: each close of a reservation still open moves it from
+ * reserved to settled (as {@link decideClose} would, without remembering it in `closed`: the log
+ * remembers it); a close of a reservation no longer open is skipped. Pure; `foldedSeq` becomes
+ * the last close's seq. Returns `current` itself when there is nothing to fold.
+ */
+export function decideFold(
+  current: Ledger | undefined,
+  closes: readonly LoggedClose[],
+): { ledger: Ledger | undefined; folded: ExpiredReservation[]; thresholds: ThresholdCrossed[] } {
+  const last = closes.at(-1);
+  if (!current || !last) return { ledger: current, folded: [], thresholds: [] };
+  const applicable = closes.filter((close) => own(current.open, close.id));
+  const ledger = editableCopy(current, new Set(applicable.flatMap((close) => current.open[close.id]!.chain)));
+  const folded: ExpiredReservation[] = [];
+  const chains = new Set<string>();
+  for (const close of applicable) {
+    const reservation = current.open[close.id]!;
+    folded.push({ id: close.id, reservation, settlement: closeInPlace(ledger, close.id, reservation, close, false) });
+    for (const scope of reservation.chain) chains.add(scope);
+  }
+  ledger.foldedSeq = Math.max(current.foldedSeq ?? 0, last.seq);
+  return { ledger, folded, thresholds: crossThresholds(ledger, [...chains]) };
 }

@@ -51,8 +51,10 @@ export interface Ledger {
   root: string;
   scopes: Record<string, LedgerScopeEntry>;
   open: Record<string, OpenReservation>;
-  /** Most recent last; bounded (see {@link MAX_CLOSED_KEPT}). */
+  /** Most recent last; bounded (see {@link MAX_CLOSED_KEPT}). Stays empty when closes go to the close log. */
   closed: ClosedReservation[];
+  /** The last seq of the close log folded into these totals (absent: none, or no close log). */
+  foldedSeq?: number;
 }
 
 /** How many closed reservations a ledger remembers for double-settle detection. */
@@ -91,6 +93,7 @@ const LedgerSchema = z.strictObject({
   closed: z.array(
     z.strictObject({ id: z.string(), scope: z.string(), outcome: z.enum(["settled", "abandoned", "expired"]), at: z.number() }),
   ),
+  foldedSeq: z.number().int().min(0).optional(),
 });
 
 /** An empty ledger for `root`. */

@@ -1,7 +1,9 @@
 import type { JsonValue, KeelError, KeelErrorCode } from "@keel/core";
-import { type Doc, type DocStore } from "@keel/store";
+import { type Doc, type DocStore, type LogStore } from "@keel/store";
 import { updateDoc } from "@keel/store/kit";
 import { errAsync, ok, okAsync, ResultAsync, type Result } from "neverthrow";
+import { foldLogged } from "./ledger-log.js";
+import type { ThresholdCrossed } from "./ledger-rules.js";
 import { parseLedger, type Ledger } from "./ledger-schema.js";
 
 /** A decision over the current ledger: the ledger to write (or `undefined` for none) and its outcome. */
@@ -19,12 +21,25 @@ export function readLedger(docs: DocStore, key: readonly string[]): ResultAsync<
   return docs.get(key).andThen((doc) => (doc ? parseLedger(doc.value, key.join("/")) : ok(undefined)));
 }
 
+/** The ledger at `key` with every logged close folded in (what a read sees). */
+export function loadLedger(docs: DocStore, logs: LogStore | undefined, key: readonly string[]): ResultAsync<Ledger | undefined, KeelError> {
+  return readLedger(docs, key).andThen((ledger) => foldLogged(logs, key, ledger).map((folded) => folded.ledger));
+}
+
+/** The close log to fold before deciding, and who hears of thresholds the fold crossed. */
+export interface FoldOptions {
+  logs: LogStore | undefined;
+  onThresholds?: (crossed: readonly ThresholdCrossed[]) => void;
+}
+
 /**
  * Changes the ledger at `key` with one compare-and-swap write (through `updateDoc`): `decide` runs
  * on the freshest ledger, again after every conflict, so it must be pure. Conflicts are retried
  * in rounds with a random, growing pause (many processes may write one ledger). When a write
  * fails ambiguously (`io_failed`, `unavailable`, `timeout`: it may have landed), the ledger is
  * read back and `landed` decides whether the last decision is in it; if so it counts as done.
+ * With a close log (`fold.logs`), `decide` sees the ledger with the closes logged since its
+ * `foldedSeq` folded in, and the write carries the fold (compacting the log into the totals).
  *
  * @returns the outcome of the decision that was written (or that wrote nothing).
  */
@@ -33,19 +48,26 @@ export function changeLedger<D>(
   key: readonly string[],
   decide: (ledger: Ledger | undefined) => LedgerDecision<D>,
   landed: (ledger: Ledger | undefined, outcome: D) => boolean,
+  fold: FoldOptions = { logs: undefined },
 ): ResultAsync<D, KeelError> {
-  let last: { outcome: D } | undefined;
+  let last: { outcome: D; thresholds: readonly ThresholdCrossed[] } | undefined;
   const location = key.join("/");
   const update = (doc: Doc<JsonValue> | undefined): ResultAsync<JsonValue | undefined, KeelError> => {
     const current: Result<Ledger | undefined, KeelError> = doc ? parseLedger(doc.value, location) : ok(undefined);
-    const decided = current.andThen(decide);
-    if (decided.isErr()) return errAsync(decided.error);
-    last = { outcome: decided.value.outcome };
-    return okAsync(decided.value.next as unknown as JsonValue | undefined);
+    if (current.isErr()) return errAsync(current.error);
+    return foldLogged(fold.logs, key, current.value).andThen((folded) => {
+      const decided = decide(folded.ledger);
+      if (decided.isErr()) return errAsync(decided.error);
+      last = { outcome: decided.value.outcome, thresholds: decided.value.next ? folded.thresholds : [] };
+      return okAsync(decided.value.next as unknown as JsonValue | undefined);
+    });
   };
   const attempt = (round: number): ResultAsync<D, KeelError> =>
     updateDoc(docs, key, update, { retries: RETRIES_PER_ROUND })
-      .map(() => last!.outcome)
+      .map(() => {
+        fold.onThresholds?.(last!.thresholds);
+        return last!.outcome;
+      })
       .orElse((error) => {
         if (error.code === "conflict" && round < ROUNDS) return pause(round).andThen(() => attempt(round + 1));
         const decided = last;

@@ -1,0 +1,88 @@
+import { KeelError, newId, validate, type JsonValue } from "@keel/core";
+import type { LogRecord, LogStore } from "@keel/store";
+import { err, errAsync, ok, okAsync, type Result, type ResultAsync } from "neverthrow";
+import { z } from "zod";
+import { AmountSchema } from "../budget-dimensions.js";
+import { decideFold, type ActualAmounts, type LoggedClose } from "./ledger-rules.js";
+import type { ClosedOutcome, ClosedReservation, Ledger } from "./ledger-schema.js";
+
+/**
+ * The close log: one record per closed reservation (its id is the reservation id), appended by
+ * settle, abandon and expire. The store keeps one record per id, so the first close of a
+ * reservation wins and any other is `conflict`. Reserve and expire fold the records after the
+ * ledger's `foldedSeq` into its totals on their compare-and-swap write; every read folds them
+ * in too, so a close counts from the moment it is appended.
+ */
+const CloseRecordSchema = z.strictObject({
+  outcome: z.enum(["settled", "abandoned", "expired"]),
+  actual: z.strictObject({
+    tokens: AmountSchema.nullable().optional(),
+    timeMs: AmountSchema.nullable().optional(),
+    costMicroUsd: AmountSchema.nullable().optional(),
+  }),
+  at: z.number(),
+  /** Tells this close's own retry (same value: deduplicated) from another close (conflict). */
+  attempt: z.string(),
+});
+
+/** Failures after which an append may or may not have happened. */
+const AMBIGUOUS = new Set(["io_failed", "unavailable", "timeout"]);
+
+function parseClose(record: LogRecord, location: string): Result<LoggedClose, KeelError> {
+  const parsed = validate(CloseRecordSchema, record.value, "budget close record");
+  if (parsed.isErr()) {
+    return err(new KeelError("corrupt", `budget close log ${location} has an invalid record ${record.id}: ${parsed.error.message}`, { details: { location, id: record.id } }));
+  }
+  return ok({ id: record.id, seq: record.seq, outcome: parsed.value.outcome, actual: parsed.value.actual as ActualAmounts, at: parsed.value.at });
+}
+
+/** The closes logged after `afterSeq`, in seq order. */
+export function readCloses(logs: LogStore, key: readonly string[], afterSeq: number): ResultAsync<LoggedClose[], KeelError> {
+  const location = key.join("/");
+  return logs.read([...key], { afterSeq }).andThen((records) => {
+    const closes: LoggedClose[] = [];
+    for (const record of records) {
+      const parsed = parseClose(record, location);
+      if (parsed.isErr()) return err(parsed.error);
+      closes.push(parsed.value);
+    }
+    return ok(closes);
+  });
+}
+
+/** Folds the closes logged after `ledger.foldedSeq` into `ledger` (a copy; unchanged when there are none). */
+export function foldLogged(logs: LogStore | undefined, key: readonly string[], ledger: Ledger | undefined): ResultAsync<ReturnType<typeof decideFold>, KeelError> {
+  if (!logs || !ledger) return okAsync({ ledger, folded: [], thresholds: [] });
+  return readCloses(logs, key, ledger.foldedSeq ?? 0).map((closes) => decideFold(ledger, closes));
+}
+
+/** Finds the logged close of reservation `id` (a scan of the log: only on the error path). */
+export function findClose(logs: LogStore, key: readonly string[], id: string, scope: string): ResultAsync<ClosedReservation | undefined, KeelError> {
+  return readCloses(logs, key, 0).map((closes) => {
+    const close = closes.find((entry) => entry.id === id);
+    return close ? { id, scope, outcome: close.outcome, at: close.at } : undefined;
+  });
+}
+
+/** How an append of a close ended. */
+export type AppendedClose = { kind: "appended" } | { kind: "taken" };
+
+/**
+ * Appends the close of reservation `id`: one durable write. `appended` when this close is in the
+ * log (also after an ambiguous failure whose retry finds its own record), `taken` when another
+ * close of `id` is there first.
+ */
+export function appendClose(
+  logs: LogStore,
+  key: readonly string[],
+  id: string,
+  close: { outcome: ClosedOutcome; actual: ActualAmounts; at: number },
+): ResultAsync<AppendedClose, KeelError> {
+  const value = { outcome: close.outcome, actual: { ...close.actual }, at: close.at, attempt: newId() } as unknown as JsonValue;
+  const once = (): ResultAsync<AppendedClose, KeelError> =>
+    logs
+      .append([...key], [{ id, value }])
+      .map((): AppendedClose => ({ kind: "appended" }))
+      .orElse((error) => (error.code === "conflict" ? okAsync<AppendedClose, KeelError>({ kind: "taken" }) : errAsync(error)));
+  return once().orElse((error) => (AMBIGUOUS.has(error.code) ? once() : errAsync(error)));
+}
