@@ -58,7 +58,7 @@ describe("keel inspect on a store written by the real packages", () => {
     expect(text).toContain("handoff revision 1");
     expect(text).toContain("in flight: tests (half)");
     expect(text).toMatch(/role planner\n(.*\n)*.*handoff: none/);
-    expect(text).toContain("ledger mission.m1 v3 budget/mission.m1");
+    expect(text).toContain("ledger mission.m1 v2 budget/mission.m1");
     expect(text).toContain("tokens: limit 100,000 (mission.m1) · reserved 2,000 · settled 5,000 · remaining 93,000");
     expect(text).toContain("scope role.engineer (parents mission.m1): 1 open reservation");
     expect(text).toContain("tokens: limit 30,000 (role) · reserved 2,000 · settled 5,000 · remaining 23,000");
@@ -92,6 +92,8 @@ describe("keel inspect on a store written by the real packages", () => {
       }),
     ]);
     expect(inspection.logs).toEqual([
+      // The budget ledger's close log: the one settle, appended instead of rewriting the ledger.
+      { status: "ok", key: "budget/mission.m1", lastSeq: 1, kind: "records", records: 1, truncated: false, types: {} },
       { status: "ok", key: "telemetry/events", lastSeq: 7, kind: "events", records: 7, truncated: false, types: { "budget.reserved": 2, "budget.settled": 1, "role.session.turn": 4 } },
     ]);
     expect(inspection.warnings).toEqual([]);
