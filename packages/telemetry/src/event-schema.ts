@@ -76,7 +76,7 @@ export const WorkSessionTurnEventSchema = EventBaseSchema.extend({
 
 /** The fields of `work.session.closed`, `work.session.model_mismatch` and the audit events that telemetry reads. */
 export const WorkSessionMarkEventSchema = EventBaseSchema.extend({
-  type: z.enum(["work.session.closed", "work.session.model_mismatch", "work.session.audit_due", "work.session.audited"]),
+  type: z.literal(["work.session.closed", "work.session.model_mismatch", "work.session.audit_due", "work.session.audited"]),
   missionId: text.min(1),
   sessionId: text.min(1).optional(),
 });
