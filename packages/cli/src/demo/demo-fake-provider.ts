@@ -36,7 +36,8 @@ export interface DemoFakeProviderBackend {
  * Starts the fake provider (127.0.0.1, every outside connection refused) scripted with
  * {@link demoProviderReply}, and builds the Keel adapter of `cli` pointed at it, with its own
  * `HOME`, config directory, XDG directories and `TMPDIR` under `<dir>/cli` and only `PATH` of
- * the caller's environment (the CLI is the one installed on `PATH`).
+ * the caller's environment (the CLI is the one installed on `PATH`). Closing it writes what the
+ * server saw to `<dir>/cli/provider-requests.jsonl` and `provider-failures.json`.
  */
 export async function startDemoFakeProvider(cli: FakeProviderCli, dir: string, workspace: string, path: string): Promise<DemoFakeProviderBackend> {
   const root = join(dir, "cli");
@@ -77,5 +78,15 @@ export async function startDemoFakeProvider(cli: FakeProviderCli, dir: string, w
     await mkdir(dirname(file), { recursive: true });
     await writeFile(file, text);
   }
-  return { backend: FACTORIES[cli]({ env: setup.env, ...setup.adapter }), provider, close: () => provider.close() };
+  const close = async () => {
+    await provider.close();
+    // What the model server saw, for the curious and for tests: one line per request, and
+    // anything it could not answer as scripted (an outside host, an unknown route).
+    const lines = provider.requests.map((request) =>
+      JSON.stringify({ index: request.index, method: request.method, path: request.path, format: request.format, reply: request.reply }),
+    );
+    await writeFile(join(root, "provider-requests.jsonl"), lines.length > 0 ? `${lines.join("\n")}\n` : "");
+    await writeFile(join(root, "provider-failures.json"), `${JSON.stringify(provider.failures, null, 2)}\n`);
+  };
+  return { backend: FACTORIES[cli]({ env: setup.env, ...setup.adapter }), provider, close };
 }
