@@ -29,15 +29,21 @@ export interface FakeProviderCliDirs {
  * `inheritEnv: false` and the setup's `env`).
  */
 export interface FakeProviderAdapterOptions {
+  /** pi's `--provider` (the custom provider of its `models.json`). */
   provider?: string;
+  /** The model the CLI asks the provider for. */
   model?: string;
+  /** Extra CLI arguments (pi: no extensions or context files; Codex: plugins and apps off). */
   extraArgs?: string[];
+  /** Codex: run outside a git repository. */
   skipGitRepoCheck?: boolean;
+  /** Copilot: allow every tool without asking. */
   allowAll?: boolean;
 }
 
 /** How one CLI is pointed at the fake provider: plain data, written and used by the caller. */
 export interface FakeProviderCliSetup {
+  /** The CLI this setup is for. */
   cli: FakeProviderCli;
   /** The CLI's whole environment: `baseEnv` plus the CLI's own variables. */
   env: Record<string, string>;
