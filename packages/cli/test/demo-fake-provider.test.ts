@@ -115,6 +115,6 @@ describe("runDemo with a backend opened in the demo directory", () => {
     expect(seen).toEqual([path.join(scratch.dir, "demo", "workspace")]);
     expect(closed).toBe(1);
     expect(beats.length).toBeGreaterThan(0);
-    expect(beats[0]).toMatch(/^\[fresh  \]  round  1  turn running for \d+ s$/);
+    expect(beats[0]).toMatch(/^\[fresh  \]  round  1  planner   turn running for \d+ s$/);
   });
 });

@@ -100,15 +100,18 @@ export function runDemo(options: DemoOptions): ResultAsync<DemoOutcome, KeelErro
       const roundOf = new Map<string, number>();
       // The heartbeat: while a turn runs (a real CLI takes seconds to minutes), a line every
       // heartbeatMs says which round is running and for how long.
-      let running: { label: string; since: number } | undefined;
+      let running: { label: string; since: number; done: number } | undefined;
       const heartbeat = options.heartbeat ?? options.progress;
       const beat = setInterval(() => {
-        if (running) heartbeat(`${running.label}  turn running for ${Math.round((Date.now() - running.since) / 1000)} s`);
+        if (running) heartbeat(`${running.label}  ${(DEMO_ROLES[running.done] ?? "").padEnd(8)}  turn running for ${Math.round((Date.now() - running.since) / 1000)} s`);
       }, options.heartbeatMs ?? 10_000);
       beat.unref?.();
       events.on("role.session.turn", (event) => {
         turns++;
-        if (running) running.since = Date.now();
+        if (running) {
+          running.since = Date.now();
+          running.done++;
+        }
         options.progress(progressLine(event, roundOf.get(event.missionId) ?? 0));
       });
       const store = options.store ? options.store.open() : createFsStore({ dir: files.store });
@@ -129,7 +132,7 @@ export function runDemo(options: DemoOptions): ResultAsync<DemoOutcome, KeelErro
             const first = ((progress?.value as { lastRound?: number } | undefined)?.lastRound ?? 0) + 1;
             for (let round = first; round < first + options.rounds; round++) {
               roundOf.set(missionId, round);
-              running = { label: `[${policy.padEnd(7)}]  round ${String(round).padStart(2)}`, since: Date.now() };
+              running = { label: `[${policy.padEnd(7)}]  round ${String(round).padStart(2)}`, since: Date.now(), done: 0 };
               await unwrap(
                 keel.runRound({
                   missionId,
