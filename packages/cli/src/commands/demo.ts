@@ -2,7 +2,9 @@ import { isAbsolute, resolve } from "node:path";
 import type { Backend } from "@keel/backend";
 import { CliUsageError, type CliCommand } from "../cli-command.js";
 import { paint } from "../cli-io.js";
-import { runDemo, type DemoPolicy } from "../demo/demo-run.js";
+import { runDemo, type DemoBackendOpener, type DemoPolicy } from "../demo/demo-run.js";
+import { DEMO_FAKE_PROVIDER_CLIS, startDemoFakeProvider } from "../demo/demo-fake-provider.js";
+import type { FakeProviderCli } from "@keel/testkit/provider";
 import { createCliBackendById, CLI_BACKEND_IDS } from "../demo/demo-backends.js";
 import { DEMO_WORKFLOWS, runWorkflowDemo, type DemoWorkflow } from "../demo/demo-workflow.js";
 import { openStoreLocation, parseStoreUrl, redactStoreUrl } from "../store-url.js";
@@ -14,7 +16,7 @@ export const demoCommand: CliCommand = {
   name: "demo",
   summary: "replay one scripted mission under each session policy and compare them",
   help: [
-    "Usage: keel demo [--dir .keel-demo] [--policies fresh,mission,rolling] [--rounds N] [--backend scripted|<cli>] [--continue]",
+    "Usage: keel demo [--dir .keel-demo] [--policies fresh,mission,rolling] [--rounds N] [--backend scripted|<cli> [--fake-provider]] [--continue]",
     "",
     "Replays one matched mission — planner, engineer and reviewer over several rounds, with a",
     "repository to read and a review verdict computed from the change the reviewer is shown —",
@@ -26,6 +28,9 @@ export const demoCommand: CliCommand = {
     "  --policies <list>    comma-separated, from fresh, mission, rolling (default all three)",
     "  --rounds <n>         rounds per policy, 1 to 50 (default 8)",
     `  --backend <id>       scripted (default), or a real CLI: ${CLI_BACKEND_IDS.join(", ")}`,
+    "  --fake-provider      with --backend <cli>: run the CLI on PATH against a local fake model server that",
+    "                       plays the mission (real tool calls reading the demo repository), offline;",
+    `                       without it the CLI uses your own login. For: ${DEMO_FAKE_PROVIDER_CLIS.join(", ")}`,
     "  --continue           continue the missions of the earlier demo in --dir (a restart)",
     `  --workflow <id>      instead, run a built-in workflow (${DEMO_WORKFLOWS.join(", ")}) end to end on the fs store,`,
     "                       the demo acting as supervisor (once revising, then accepting)",
@@ -40,6 +45,7 @@ export const demoCommand: CliCommand = {
     policies: { type: "string" },
     rounds: { type: "string" },
     backend: { type: "string" },
+    "fake-provider": { type: "boolean" },
     continue: { type: "boolean" },
     workflow: { type: "string" },
     store: { type: "string" },
@@ -52,13 +58,20 @@ export const demoCommand: CliCommand = {
     const policies = parsePolicies(typeof values.policies === "string" ? values.policies : undefined);
     const rounds = parseRounds(typeof values.rounds === "string" ? values.rounds : undefined);
     const backendId = typeof values.backend === "string" ? values.backend : "scripted";
-    let backend: Backend | "scripted" = "scripted";
-    if (backendId !== "scripted") {
+    const fake = values["fake-provider"] === true;
+    let backend: Backend | "scripted" | DemoBackendOpener = "scripted";
+    if (fake) {
+      if (!DEMO_FAKE_PROVIDER_CLIS.includes(backendId)) {
+        throw new CliUsageError(`--fake-provider needs --backend with one of ${DEMO_FAKE_PROVIDER_CLIS.join(", ")}, got "${backendId}"`);
+      }
+      const path = io.env.PATH ?? "/usr/local/bin:/usr/bin:/bin";
+      backend = ({ dir, workspace }) => startDemoFakeProvider(backendId as FakeProviderCli, dir, workspace, path);
+    } else if (backendId !== "scripted") {
       const made = createCliBackendById(backendId);
       if (made.isErr()) throw new CliUsageError(made.error.message);
       backend = made.value;
     }
-    io.stdout(`${paint(io, "bold", "keel demo")}: ${policies.join(", ")} × ${rounds} rounds on ${backendId}, in ${dir}\n`);
+    io.stdout(`${paint(io, "bold", "keel demo")}: ${policies.join(", ")} × ${rounds} rounds on ${backendId}${fake ? " against the fake provider (offline)" : ""}, in ${dir}\n`);
     const outcome = await runDemo({
       dir,
       policies,
@@ -67,6 +80,7 @@ export const demoCommand: CliCommand = {
       continueMissions: values.continue === true,
       ...(typeof values.store === "string" ? { store: demoStore(values.store, io.cwd) } : {}),
       progress: (line) => io.stdout(`${line}\n`),
+      heartbeat: (line) => io.stderr(`${line}\n`),
       color: io.color,
     });
     if (outcome.isErr()) {

@@ -82,6 +82,21 @@ function knownFiles(turn: ScriptedTurn): Set<string> {
   return known;
 }
 
+/**
+ * The role, round and files to read of the demo task in `prompt` (the last `[role] Round N:` in
+ * it), or `undefined` when it holds none: what a fake model provider answering for a real CLI
+ * needs to script its reads.
+ */
+export function demoTaskOf(prompt: string): { role: DemoRole; round: number; files: string[]; prompt: string } | undefined {
+  const matches = [...prompt.matchAll(/\[(planner|engineer|reviewer)\] Round (\d+):/g)];
+  const last = matches.at(-1);
+  if (!last) return undefined;
+  const role = last[1] as DemoRole;
+  const round = Number(last[2]);
+  const files = neededFiles(role, demoStep(round)).filter((path, index, all) => all.indexOf(path) === index);
+  return { role, round, files, prompt: prompt.slice(last.index) };
+}
+
 /** Reads `[role] Round N` from a task. */
 function parseTask(prompt: string): { role: DemoRole; round: number } | undefined {
   const match = /\[(planner|engineer|reviewer)\] Round (\d+):/.exec(prompt);

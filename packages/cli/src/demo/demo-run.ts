@@ -34,10 +34,17 @@ export interface DemoOptions {
   rounds: number;
   /** Continue the missions of an earlier demo in `dir` instead of starting anew. */
   continueMissions: boolean;
-  /** The backend: the scripted provider, or a real CLI backend. */
-  backend: Backend | "scripted";
+  /**
+   * The backend: the scripted provider, a real CLI backend, or one opened once the demo
+   * directory and its repository are ready (a real CLI against the fake provider), closed at the end.
+   */
+  backend: Backend | "scripted" | DemoBackendOpener;
   /** Called with one line per turn. */
   progress: (line: string) => void;
+  /** Called every `heartbeatMs` while a round runs, with how long it has run (default `progress`). */
+  heartbeat?: (line: string) => void;
+  /** The heartbeat's period (default 10 000 ms). */
+  heartbeatMs?: number;
   /** Colour in the comparison table. */
   color: boolean;
   /**
@@ -46,6 +53,9 @@ export interface DemoOptions {
    */
   store?: { open: () => KeelStore; label: string };
 }
+
+/** Opens the demo's backend in the prepared demo directory (its repository is `workspace`). */
+export type DemoBackendOpener = (paths: { dir: string; workspace: string }) => Promise<{ backend: Backend; close(): Promise<void> }>;
 
 /** What a demo run produced. */
 export interface DemoOutcome {
@@ -81,14 +91,27 @@ export function runDemo(options: DemoOptions): ResultAsync<DemoOutcome, KeelErro
   return ResultAsync.fromThrowable(
     async () => {
       await prepareDirectory(options.dir, options.continueMissions, files.workspace);
+      const opened = typeof options.backend === "function" ? await options.backend({ dir: options.dir, workspace: files.workspace }) : undefined;
       const threads = options.backend === "scripted" ? await loadThreads(join(options.dir, PROVIDER_FILE)) : new Map<string, ScriptedThread>();
       const events = createEventBus();
       const sink = createJsonlEventSink({ file: files.events });
       const detach = sink.attach(events);
       let turns = 0;
       const roundOf = new Map<string, number>();
+      // The heartbeat: while a turn runs (a real CLI takes seconds to minutes), a line every
+      // heartbeatMs says which round is running and for how long.
+      let running: { label: string; since: number; done: number } | undefined;
+      const heartbeat = options.heartbeat ?? options.progress;
+      const beat = setInterval(() => {
+        if (running) heartbeat(`${running.label}  ${(DEMO_ROLES[running.done] ?? "").padEnd(8)}  turn running for ${Math.round((Date.now() - running.since) / 1000)} s`);
+      }, options.heartbeatMs ?? 10_000);
+      beat.unref?.();
       events.on("role.session.turn", (event) => {
         turns++;
+        if (running) {
+          running.since = Date.now();
+          running.done++;
+        }
         options.progress(progressLine(event, roundOf.get(event.missionId) ?? 0));
       });
       const store = options.store ? options.store.open() : createFsStore({ dir: files.store });
@@ -99,7 +122,9 @@ export function runDemo(options: DemoOptions): ResultAsync<DemoOutcome, KeelErro
         for (const policy of options.policies) {
           const missionId = demoMissionId(policy);
           const backend =
-            options.backend === "scripted" ? createScriptedBackend({ resumable: true, script: demoRespond, threads, promptCache: true }) : options.backend;
+            options.backend === "scripted"
+              ? createScriptedBackend({ resumable: true, script: demoRespond, threads, promptCache: true })
+              : (opened?.backend ?? (options.backend as Backend));
           const keel = createKeel({ store, backends: [backend], policy, events, cwd: files.workspace, turnTimeoutMs: 600_000 });
           try {
             await unwrap(keel.sessions.initMissionCheckpoint(missionId));
@@ -107,6 +132,7 @@ export function runDemo(options: DemoOptions): ResultAsync<DemoOutcome, KeelErro
             const first = ((progress?.value as { lastRound?: number } | undefined)?.lastRound ?? 0) + 1;
             for (let round = first; round < first + options.rounds; round++) {
               roundOf.set(missionId, round);
+              running = { label: `[${policy.padEnd(7)}]  round ${String(round).padStart(2)}`, since: Date.now(), done: 0 };
               await unwrap(
                 keel.runRound({
                   missionId,
@@ -137,6 +163,9 @@ export function runDemo(options: DemoOptions): ResultAsync<DemoOutcome, KeelErro
           }
         }
       } finally {
+        clearInterval(beat);
+        running = undefined;
+        await opened?.close();
         detach();
         await store.close();
         await unwrap(sink.close());

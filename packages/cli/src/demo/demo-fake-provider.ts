@@ -1,0 +1,92 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import type { Backend } from "@keel/backend";
+import { createClaudeCodeBackend } from "@keel/backends/claude-code";
+import { createCodexBackend } from "@keel/backends/codex";
+import { createCopilotBackend } from "@keel/backends/copilot";
+import { createGeminiBackend } from "@keel/backends/gemini";
+import { createOpenCodeBackend } from "@keel/backends/opencode";
+import { createPiBackend } from "@keel/backends/pi";
+import { FAKE_PROVIDER_CLIS, fakeProviderSetup, startFakeProvider, type FakeProvider, type FakeProviderAdapterOptions, type FakeProviderCli, type FakeProviderRequest, type FakeReply } from "@keel/testkit/provider";
+import { demoProviderReply } from "./demo-provider-script.js";
+
+/** The CLIs `keel demo --backend <cli> --fake-provider` can run. */
+export const DEMO_FAKE_PROVIDER_CLIS: readonly string[] = FAKE_PROVIDER_CLIS;
+
+type Factory = (options: { env: Record<string, string> } & FakeProviderAdapterOptions) => Backend;
+
+const FACTORIES: Readonly<Record<FakeProviderCli, Factory>> = {
+  pi: (options) => createPiBackend({ inheritEnv: false, ...options }),
+  codex: (options) => createCodexBackend({ inheritEnv: false, ...options }),
+  "claude-code": (options) => createClaudeCodeBackend({ inheritEnv: false, ...options }),
+  opencode: (options) => createOpenCodeBackend({ inheritEnv: false, ...options }),
+  gemini: (options) => createGeminiBackend({ inheritEnv: false, ...options }),
+  copilot: (options) => createCopilotBackend({ inheritEnv: false, ...options }),
+};
+
+/** A real CLI backend pointed at a running fake provider that plays the demo mission. */
+export interface DemoFakeProviderBackend {
+  backend: Backend;
+  provider: FakeProvider;
+  /** Stops the provider. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the fake provider (127.0.0.1, every outside connection refused) scripted with
+ * {@link demoProviderReply}, and builds the Keel adapter of `cli` pointed at it, with its own
+ * `HOME`, config directory, XDG directories and `TMPDIR` under `<dir>/cli` and only `PATH` of
+ * the caller's environment (the CLI is the one installed on `PATH`). Closing it writes what the
+ * server saw to `<dir>/cli/provider-requests.jsonl` and `provider-failures.json`.
+ */
+export async function startDemoFakeProvider(cli: FakeProviderCli, dir: string, workspace: string, path: string): Promise<DemoFakeProviderBackend> {
+  const root = join(dir, "cli");
+  const home = join(root, "home");
+  const config = join(root, "config");
+  const tmp = join(root, "tmp");
+  const xdg = (name: string) => join(root, "xdg", name);
+  for (const made of [home, config, tmp, xdg("config"), xdg("data"), xdg("cache"), xdg("state")]) await mkdir(made, { recursive: true });
+  let readTool: (file: string) => { name: string; arguments: Record<string, unknown> } = () => ({ name: "read", arguments: {} });
+  let sideCall: (request: FakeProviderRequest) => FakeReply | undefined = () => undefined;
+  const started = await startFakeProvider({ respond: (request) => sideCall(request) ?? demoProviderReply(request, { workspace, readTool }) });
+  if (started.isErr()) throw started.error;
+  const provider = started.value;
+  const baseEnv: Record<string, string> = {
+    PATH: path,
+    HOME: home,
+    TMPDIR: tmp,
+    TMP: tmp,
+    TEMP: tmp,
+    XDG_CONFIG_HOME: xdg("config"),
+    XDG_DATA_HOME: xdg("data"),
+    XDG_CACHE_HOME: xdg("cache"),
+    XDG_STATE_HOME: xdg("state"),
+    LANG: "C.UTF-8",
+    TERM: "dumb",
+    NO_COLOR: "1",
+    CI: "1",
+    DO_NOT_TRACK: "1",
+    NO_UPDATE_NOTIFIER: "1",
+    NPM_CONFIG_UPDATE_NOTIFIER: "false",
+    NPM_CONFIG_OFFLINE: "true",
+    ...provider.proxyEnv(),
+  };
+  const setup = fakeProviderSetup(cli, provider, { home, config }, baseEnv);
+  readTool = setup.readTool;
+  sideCall = setup.sideCall;
+  for (const [file, text] of Object.entries(setup.files)) {
+    await mkdir(dirname(file), { recursive: true });
+    await writeFile(file, text);
+  }
+  const close = async () => {
+    await provider.close();
+    // What the model server saw, for the curious and for tests: one line per request, and
+    // anything it could not answer as scripted (an outside host, an unknown route).
+    const lines = provider.requests.map((request) =>
+      JSON.stringify({ index: request.index, method: request.method, path: request.path, format: request.format, reply: request.reply }),
+    );
+    await writeFile(join(root, "provider-requests.jsonl"), lines.length > 0 ? `${lines.join("\n")}\n` : "");
+    await writeFile(join(root, "provider-failures.json"), `${JSON.stringify(provider.failures, null, 2)}\n`);
+  };
+  return { backend: FACTORIES[cli]({ env: setup.env, ...setup.adapter }), provider, close };
+}
