@@ -46,3 +46,4 @@ export { pollUntil } from "./poll.js";
 export type { Attempt } from "./poll.js";
 export { updateDoc } from "./helpers.js";
 export type { UpdateDocOptions } from "./helpers.js";
+export { decodeKeyText, encodeCursorText, encodeKeyText, keyTextPrefixRange } from "./key-text.js";

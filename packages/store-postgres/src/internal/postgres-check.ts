@@ -4,7 +4,7 @@ import { keyPath } from "@keel/store/kit";
 import { ok, type Result } from "neverthrow";
 import type { Pool } from "pg";
 import type { PostgresContext } from "./postgres-context.js";
-import { decodeKey } from "./postgres-keys.js";
+import { decodeKeyText as decodeKey } from "@keel/store/kit";
 import { POSTGRES_SCHEMA_VERSION, readPostgresSchemaVersion } from "./postgres-schema.js";
 
 const parses = (text: string | null) => {

@@ -4,7 +4,7 @@ import { decideDelete, decidePut, encodeValue, keyCursor, keyPath, validateDelet
 import { err, errAsync, ok, type Result } from "neverthrow";
 import type { PoolClient } from "pg";
 import { NOW_MS, read, transaction, type PostgresContext } from "./postgres-context.js";
-import { decodeKey, encodeCursor, encodeKey, prefixRange } from "./postgres-keys.js";
+import { decodeKeyText as decodeKey, encodeCursorText as encodeCursor, encodeKeyText as encodeKey, keyTextPrefixRange as prefixRange } from "@keel/store/kit";
 import { checkFenceIn } from "./postgres-leases.js";
 
 /** Parses a stored value; a damaged one is `corrupt` with its location, never `undefined`. */

@@ -4,7 +4,7 @@ import { decideAppend, keyPath, validateAppend, validateFenceOption, validateKey
 import { err, errAsync, ok, type Result } from "neverthrow";
 import { NOW_MS, read, transaction, type PostgresContext } from "./postgres-context.js";
 import { parseStored } from "./postgres-docs.js";
-import { decodeKey, encodeKey, prefixRange } from "./postgres-keys.js";
+import { decodeKeyText as decodeKey, encodeKeyText as encodeKey, keyTextPrefixRange as prefixRange } from "@keel/store/kit";
 import { checkFenceIn } from "./postgres-leases.js";
 
 /** The log port over `keel_logs` (head rows, locked per append) and `keel_log_records`. */

@@ -10,7 +10,7 @@ import { quoteIdentifier, tablesOf } from "./postgres-context.js";
  *   primary key `(log, seq)`, unique `(log, id)`;
  * - `keel_leases(name, holder, token, expires_at)`, times in epoch ms of the database clock.
  *
- * Keys are `text COLLATE "C"` (byte order, see postgres-keys.ts); values are canonical JSON
+ * Keys are `text COLLATE "C"` (byte order, see encodeKeyText in @keel/store/kit); values are canonical JSON
  * `text`, not `jsonb` (which reorders keys and refuses `\u0000`), so digests stay stable.
  */
 export const POSTGRES_SCHEMA_VERSION = 1;

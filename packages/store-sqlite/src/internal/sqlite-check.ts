@@ -2,7 +2,7 @@ import type { IntegrityProblem, IntegrityReport } from "@keel/store";
 import { keyPath } from "@keel/store/kit";
 import type { KeelError } from "@keel/core";
 import { ok, type Result } from "neverthrow";
-import { decodeKey } from "./sqlite-keys.js";
+import { decodeKeyText as decodeKey } from "@keel/store/kit";
 import { readSchemaVersion, SQLITE_SCHEMA_VERSION } from "./sqlite-schema.js";
 import type { SqliteContext } from "./sqlite-context.js";
 

@@ -3,7 +3,7 @@ import type { DocMeta, DocStore } from "@keel/store";
 import { decideDelete, decidePut, encodeValue, keyCursor, keyPath, validateDeleteCondition, validateKey, validatePage, validatePutCondition } from "@keel/store/kit";
 import { err, errAsync, ok, type Result } from "neverthrow";
 import { checkFenceIn } from "./sqlite-leases.js";
-import { decodeKey, encodeCursor, encodeKey, prefixRange } from "./sqlite-keys.js";
+import { decodeKeyText as decodeKey, encodeCursorText as encodeCursor, encodeKeyText as encodeKey, keyTextPrefixRange as prefixRange } from "@keel/store/kit";
 import { readStep, writeTransaction, type SqliteContext } from "./sqlite-context.js";
 
 interface DocRow {

@@ -4,7 +4,7 @@ import { decideAppend, keyPath, validateAppend, validateFenceOption, validateKey
 import { err, errAsync, ok, type Result } from "neverthrow";
 import { parseStored } from "./sqlite-docs.js";
 import { checkFenceIn } from "./sqlite-leases.js";
-import { decodeKey, encodeKey, prefixRange } from "./sqlite-keys.js";
+import { decodeKeyText as decodeKey, encodeKeyText as encodeKey, keyTextPrefixRange as prefixRange } from "@keel/store/kit";
 import { readStep, writeTransaction, type SqliteContext } from "./sqlite-context.js";
 
 /** The log port over `keel_logs` (head rows) and `keel_log_records`. */
