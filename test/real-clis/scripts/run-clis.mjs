@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `pnpm test:clis`: installs the six pinned CLIs into test/real-clis/node_modules with npm when
 // they are missing (npm install from the committed lock file; no install scripts but
-// opencode-ai's, which links its bundled binary), then runs the real-CLI suite — inside a network namespace with only loopback when
+// Claude Code's and OpenCode's, which link their bundled binaries), then runs the real-CLI suite — inside a network namespace with only loopback when
 // the machine allows it (root and `unshare -n`), else with the refusing proxy alone.
 // Extra arguments go to vitest (e.g. `pnpm test:clis src/pi.spec.ts`).
 import { spawnSync } from "node:child_process";
@@ -28,10 +28,11 @@ if (stale.length > 0) {
   const install = spawnSync("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"], { cwd: packageDir, stdio: "inherit" });
   // A failed install is not fatal here: each CLI's "is installed" test then fails, loudly.
   if (install.status !== 0) console.error(`test:clis: npm install failed (exit ${install.status}); the missing CLIs will fail their tests`);
-  // The one install script needed: opencode-ai's postinstall links its platform binary (shipped in
-  // the registry package, nothing is fetched) over the stub in bin/.
-  const link = spawnSync("npm", ["rebuild", "opencode-ai", "--ignore-scripts=false", "--loglevel=error"], { cwd: packageDir, stdio: "inherit" });
-  if (link.status !== 0) console.error(`test:clis: opencode-ai's postinstall failed (exit ${link.status}); its tests will fail`);
+  // The two install scripts needed: Claude Code's and OpenCode's postinstalls link their platform
+  // binary (shipped in a registry package, nothing is fetched) over the stub in bin/.
+  const linked = ["@anthropic-ai/claude-code", "opencode-ai"];
+  const link = spawnSync("npm", ["rebuild", ...linked, "--ignore-scripts=false", "--loglevel=error"], { cwd: packageDir, stdio: "inherit" });
+  if (link.status !== 0) console.error(`test:clis: the postinstall of ${linked.join(" or ")} failed (exit ${link.status}); their tests will fail`);
 }
 
 const vitest = join(dirname(createRequire(join(packageDir, "..", "..", "package.json")).resolve("vitest/package.json")), "vitest.mjs");
