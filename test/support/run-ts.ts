@@ -1,4 +1,6 @@
 import { spawn } from "node:child_process";
+import { readFile, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** The repository root. */
@@ -35,4 +37,22 @@ export function runTs(file: string, args: readonly string[], options: { env?: Re
 /** Runs the `keel` command from source in a child process. */
 export function runKeel(args: readonly string[], options?: { env?: Record<string, string>; timeoutMs?: number }): Promise<ChildOutput> {
   return runTs("packages/cli/src/bin.ts", args, options);
+}
+
+/**
+ * Runs the README's `<!-- example:<marker> -->` TypeScript block as it is written (from a scratch
+ * file in test/, removed afterwards), so the example can never rot; `undefined` when the README
+ * has no such block.
+ */
+export async function runReadmeExample(marker: string): Promise<ChildOutput | undefined> {
+  const readme = await readFile(join(repoRoot, "README.md"), "utf8");
+  const block = new RegExp(`<!-- example:${marker}[^>]*-->\\s*\`\`\`ts\\n([\\s\\S]*?)\`\`\``).exec(readme)?.[1];
+  if (block === undefined) return undefined;
+  const file = join(repoRoot, "test", `.readme-${marker}.ts`);
+  await writeFile(file, block);
+  try {
+    return await runTs(file, []);
+  } finally {
+    await rm(file, { force: true });
+  }
 }
