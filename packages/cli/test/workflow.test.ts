@@ -1,7 +1,9 @@
 import { spawn } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { openStoreUrl } from "@keel/cli";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describeWithPostgres, dropSchema, freshSchemaName, testPostgresUrl } from "../../store-postgres/test-support/postgres-test-database.js";
 import { REPO_ROOT, hasStackTrace, temporaryDirectory } from "./cli-harness.js";
 
 interface Ran {
@@ -56,43 +58,76 @@ beforeAll(async () => {
 
 afterAll(() => scratch.remove());
 
+/**
+ * Carries review_change from plan to the final checkpoint, one process per command, over the
+ * store of `storeUrl`, refusing a stale version on the way; answers the run's id.
+ */
+async function carryReviewThrough(storeUrl: string): Promise<string> {
+  const args = ["--config", config, "--store", storeUrl];
+  const plan = await keel(["workflow", "plan", "--request", "-", ...args], JSON.stringify(TASK));
+  expect(plan.code, plan.stderr).toBe(0);
+  const planned = JSON.parse(plan.stdout) as { workflow: string; stages: { id: string; status: string }[] };
+  expect(planned.workflow).toBe("review_change");
+  expect(planned.stages.map((stage) => `${stage.id}:${stage.status}`)).toEqual(["explore:pending", "review:pending", "security_review:skipped", "resource_review:skipped", "decide:pending"]);
+
+  const start = await keel(["workflow", "start", "--request", await request("start", TASK), ...args]);
+  expect(start.code, start.stderr).toBe(0);
+  const started = JSON.parse(start.stdout) as { runId: string; version: number; status: string };
+  expect(started).toMatchObject({ version: 1, status: "ready" });
+
+  const step = await keel(["workflow", "step", "--request", await request("step", { runId: started.runId, version: started.version }), ...args]);
+  expect(step.code, step.stderr).toBe(0);
+  const stepped = JSON.parse(step.stdout) as { status: { status: string; currentStage: string; version: number }; ran: { stage: string; skill: string; model: string; packetDigest: string; packet: { text: string } }[] };
+  expect(stepped.ran.map((call) => `${call.stage}/${call.skill}@${call.model}`)).toEqual(["explore/explore@local-coder", "review/diff_review@local-coder"]);
+  expect(stepped.ran[1]!.packet.text).toBe("the last index is fixed; no defects found");
+  expect(stepped.status).toMatchObject({ status: "awaiting_checkpoint", currentStage: "decide" });
+
+  // The first start's version is stale now: refused with conflict, exit 1, nothing changed.
+  const stale = await keel(["workflow", "checkpoint", "--request", await request("stale", { runId: started.runId, version: started.version, action: "accept" }), ...args]);
+  expect(stale.code).toBe(1);
+  const refused = JSON.parse(stale.stdout) as { error: { code: string; whatToDo: string } };
+  expect(refused.error.code).toBe("conflict");
+  expect(refused.error.whatToDo).toContain("latest version");
+  expect(hasStackTrace(stale.stderr)).toBe(false);
+
+  const decide = await keel(["workflow", "checkpoint", "--request", await request("accept", { runId: started.runId, version: stepped.status.version, action: "accept", disposition: "merge" }), ...args]);
+  expect(decide.code, decide.stderr).toBe(0);
+  expect(JSON.parse(decide.stdout)).toMatchObject({ status: "completed", terminal: true });
+
+  const status = await keel(["workflow", "status", "--request", "-", ...args], JSON.stringify({ runId: started.runId }));
+  expect(status.code, status.stderr).toBe(0);
+  const final = JSON.parse(status.stdout) as { status: string; version: number; budget: { settled: { calls: number } } };
+  expect(final.status).toBe("completed");
+  expect(final.budget.settled.calls).toBe(2);
+  return started.runId;
+}
+
+/** The completed run as the store itself holds it (opened by URL, outside any keel process). */
+async function storedRun(storeUrl: string, runId: string): Promise<unknown> {
+  const store = openStoreUrl(storeUrl, scratch.dir);
+  try {
+    const found = await store.docs.get(["workflow-runs", runId]);
+    if (found.isErr()) throw found.error;
+    return found.value?.value;
+  } finally {
+    await store.close();
+  }
+}
+
 describe("keel workflow: one command per process", () => {
   it("carries review_change from plan to the final checkpoint, refusing a stale version", { timeout: 120_000 }, async () => {
-    const plan = await keel(["workflow", "plan", "--request", "-", ...engineArgs], JSON.stringify(TASK));
-    expect(plan.code).toBe(0);
-    const planned = JSON.parse(plan.stdout) as { workflow: string; stages: { id: string; status: string }[] };
-    expect(planned.workflow).toBe("review_change");
-    expect(planned.stages.map((stage) => `${stage.id}:${stage.status}`)).toEqual(["explore:pending", "review:pending", "security_review:skipped", "resource_review:skipped", "decide:pending"]);
+    const runId = await carryReviewThrough(store);
+    expect(await storedRun(store, runId)).toMatchObject({ runId });
+  });
 
-    const start = await keel(["workflow", "start", "--request", await request("start", TASK), ...engineArgs]);
-    expect(start.code).toBe(0);
-    const started = JSON.parse(start.stdout) as { runId: string; version: number; status: string };
-    expect(started).toMatchObject({ version: 1, status: "ready" });
-
-    const step = await keel(["workflow", "step", "--request", await request("step", { runId: started.runId, version: started.version }), ...engineArgs]);
-    expect(step.code).toBe(0);
-    const stepped = JSON.parse(step.stdout) as { status: { status: string; currentStage: string; version: number }; ran: { stage: string; skill: string; model: string; packetDigest: string; packet: { text: string } }[] };
-    expect(stepped.ran.map((call) => `${call.stage}/${call.skill}@${call.model}`)).toEqual(["explore/explore@local-coder", "review/diff_review@local-coder"]);
-    expect(stepped.ran[1]!.packet.text).toBe("the last index is fixed; no defects found");
-    expect(stepped.status).toMatchObject({ status: "awaiting_checkpoint", currentStage: "decide" });
-
-    // The first start's version is stale now: refused with conflict, exit 1, nothing changed.
-    const stale = await keel(["workflow", "checkpoint", "--request", await request("stale", { runId: started.runId, version: started.version, action: "accept" }), ...engineArgs]);
-    expect(stale.code).toBe(1);
-    const refused = JSON.parse(stale.stdout) as { error: { code: string; whatToDo: string } };
-    expect(refused.error.code).toBe("conflict");
-    expect(refused.error.whatToDo).toContain("latest version");
-    expect(hasStackTrace(stale.stderr)).toBe(false);
-
-    const decide = await keel(["workflow", "checkpoint", "--request", await request("accept", { runId: started.runId, version: stepped.status.version, action: "accept", disposition: "merge" }), ...engineArgs]);
-    expect(decide.code).toBe(0);
-    expect(JSON.parse(decide.stdout)).toMatchObject({ status: "completed", terminal: true });
-
-    const status = await keel(["workflow", "status", "--request", "-", ...engineArgs], JSON.stringify({ runId: started.runId }));
-    expect(status.code).toBe(0);
-    const final = JSON.parse(status.stdout) as { status: string; version: number; budget: { settled: { calls: number } } };
-    expect(final.status).toBe("completed");
-    expect(final.budget.settled.calls).toBe(2);
+  it("takes a store URL as the other commands do: sqlite:<file>, and a bad URL is bad usage", { timeout: 120_000 }, async () => {
+    const url = `sqlite:${path.join(scratch.dir, "workflow.db")}`;
+    const runId = await carryReviewThrough(url);
+    expect(await storedRun(url, runId)).toMatchObject({ runId });
+    const unknownScheme = await keel(["workflow", "status", "--request", "-", "--config", config, "--store", "mysql://db/keel"], JSON.stringify({ runId }));
+    expect(unknownScheme.code).toBe(2);
+    expect(unknownScheme.stderr).toContain("--store");
+    expect(unknownScheme.stdout).toBe("");
   });
 
   it("refuses an oversized request with too_large and a malformed one with invalid_input (exit 1)", { timeout: 60_000 }, async () => {
@@ -152,5 +187,18 @@ describe("keel workflow: one command per process", () => {
     const bad = await keel(["mcp"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--config");
+  });
+});
+
+describeWithPostgres("keel workflow over PostgreSQL", () => {
+  it("carries review_change through separate processes in a postgres:// store", { timeout: 120_000 }, async () => {
+    const schema = freshSchemaName();
+    const url = `${testPostgresUrl}?schema=${schema}`;
+    try {
+      const runId = await carryReviewThrough(url);
+      expect(await storedRun(url, runId)).toMatchObject({ runId });
+    } finally {
+      await dropSchema(schema);
+    }
   });
 });

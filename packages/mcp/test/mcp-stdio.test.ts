@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { digest } from "@keel/core";
 import { createRoleSessions } from "@keel/sessions";
 import { createFsStore } from "@keel/store-fs";
+import { createSqliteStore } from "@keel/store-sqlite";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { okAsync } from "neverthrow";
@@ -32,10 +33,10 @@ interface ToolAnswer {
 }
 
 /** `keel mcp` as a real child process, spoken to by the SDK's own client. */
-async function connect(extraArgs: string[] = []): Promise<{ call(name: string, args: Record<string, unknown>): Promise<ToolAnswer>; client: Client; close(): Promise<void> }> {
+async function connect(extraArgs: string[] = [], storeUrl: string = store): Promise<{ call(name: string, args: Record<string, unknown>): Promise<ToolAnswer>; client: Client; close(): Promise<void> }> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: ["--import", "tsx", "--conditions=@keel/source", "packages/cli/src/bin.ts", "mcp", "--config", config, "--store", store, ...extraArgs],
+    args: ["--import", "tsx", "--conditions=@keel/source", "packages/cli/src/bin.ts", "mcp", "--config", config, "--store", storeUrl, ...extraArgs],
     cwd: REPO_ROOT,
     env: { ...(process.env as Record<string, string>), NO_COLOR: "1" },
     stderr: "pipe",
@@ -203,6 +204,28 @@ describe("keel mcp over stdio, with the SDK's client", () => {
       expect(badHandoff.value["error"]).toMatchObject({ code: "invalid_input" });
     } finally {
       await server.close();
+    }
+  });
+
+  it("serves over a store given by URL, as the other commands take it (sqlite:<file>)", { timeout: 120_000 }, async () => {
+    const file = path.join(scratch, "mcp.db");
+    const server = await connect([], `sqlite:${file}`);
+    let runId: string;
+    try {
+      const started = await server.call("workflow_start", { taskId: "review-sqlite", objective: "review the pager fix", workflow: "review_change", risk: "low", evidence: { context: "the pager" } });
+      expect(started.isError).toBe(false);
+      runId = started.value["runId"] as string;
+      const status = await server.call("workflow_status", { runId });
+      expect(status.value).toMatchObject({ runId, version: 1, status: "ready" });
+    } finally {
+      await server.close();
+    }
+    // The run is in the SQLite file, not in a directory of that name.
+    const sqlite = createSqliteStore({ file });
+    try {
+      expect((await sqlite.docs.get(["workflow-runs", runId]))._unsafeUnwrap()?.value).toMatchObject({ runId });
+    } finally {
+      await sqlite.close();
     }
   });
 });

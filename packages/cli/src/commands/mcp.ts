@@ -1,20 +1,19 @@
-import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { WorkflowHostConfigSchema, serveStdio } from "@keel/mcp";
+import { serveStdio } from "@keel/mcp";
 import type { SkillLayer } from "@keel/skills";
-import { createFsStore } from "@keel/store-fs";
 import { CliUsageError, type CliCommand } from "../cli-command.js";
+import { openStoreOption, readHostConfig, stringOption } from "./workflow.js";
 
 const HELP = `keel mcp — serve Keel's tools to an agent over MCP (stdio)
 
-Usage: keel mcp --config <file.json> [--store <dir>] [--catalog <dir>]
+Usage: keel mcp --config <file.json> [--store <url>] [--catalog <dir>]
                 [--skills-project <dir>] [--skills-domain <dir>] [--skills-global <dir>]
 
 Options:
   --config <file>          the host config JSON: models, executor, limits, sourceRoot (the
                            same file keel workflow takes)
-  --store <dir>            the filesystem store runs, role sessions and handoffs live in
-                           (default .keel)
+  --store <url>            the store runs, role sessions and handoffs live in: a directory
+                           (default .keel), sqlite:<file> or postgres://…[?schema=<name>]
   --catalog <dir>          a project catalog directory, added to the built-in definitions
   --skills-project <dir>   a skill layer for skills_resolve (highest precedence)
   --skills-domain <dir>    a skill layer for skills_resolve
@@ -29,7 +28,7 @@ handoff_write. A refused call is a tool error (isError) whose text is
 Speaks JSON-RPC on stdin and stdout until stdin ends; nothing else is written to stdout.
 
 Exit codes: 0 the client closed the connection; 1 the server failed; 2 bad usage (unknown
-option, no --config, unreadable or invalid config).
+option, no --config, unreadable or invalid config, bad store URL).
 
 MCP config (e.g. .mcp.json of Claude Code):
   { "mcpServers": { "keel": { "command": "keel", "args": ["mcp", "--config", "keel-workflow.json", "--store", ".keel"] } } }
@@ -41,14 +40,7 @@ const LAYERS = [
   ["skills-global", "global"],
 ] as const;
 
-function stringOption(values: Record<string, unknown>, name: string): string | undefined {
-  const value = values[name];
-  if (value === undefined) return undefined;
-  if (typeof value !== "string" || value === "") throw new CliUsageError(`--${name} needs a value`);
-  return value;
-}
-
-/** `keel mcp`: the Keel MCP server on stdio over a filesystem store. */
+/** `keel mcp`: the Keel MCP server on stdio over the store of `--store` (a directory, sqlite: or postgres:). */
 export const mcpCommand: CliCommand = {
   name: "mcp",
   summary: "serve the workflow, role-session, skills and handoff tools over MCP (stdio)",
@@ -63,29 +55,16 @@ export const mcpCommand: CliCommand = {
   },
   allowPositionals: false,
   run: async (args, io) => {
-    const configFile = stringOption(args.values, "config");
+    const configFile = stringOption(args, "config");
     if (configFile === undefined) throw new CliUsageError("mcp needs --config <file.json> (models and executor)");
-    const text = await readFile(path.resolve(io.cwd, configFile), "utf8").catch((error: NodeJS.ErrnoException) => {
-      throw new CliUsageError(`cannot read the config ${configFile}: ${error.code ?? error.message}`);
-    });
-    let config: unknown;
-    try {
-      config = JSON.parse(text);
-    } catch (error) {
-      throw new CliUsageError(`the config ${configFile} is not JSON: ${(error as Error).message}`);
-    }
-    const parsed = WorkflowHostConfigSchema.safeParse(config);
-    if (!parsed.success) {
-      const first = parsed.error.issues[0];
-      throw new CliUsageError(`the config ${configFile} is invalid${first?.path.length ? ` at ${first.path.join(".")}` : ""}: ${first?.message ?? ""}`);
-    }
+    const config = await readHostConfig(configFile, io);
     const skillLayers: SkillLayer[] = [];
     for (const [option, name] of LAYERS) {
-      const dir = stringOption(args.values, option);
+      const dir = stringOption(args, option);
       if (dir !== undefined) skillLayers.push({ name, dir: path.resolve(io.cwd, dir) });
     }
-    const catalogDir = stringOption(args.values, "catalog");
-    const store = createFsStore({ dir: path.resolve(io.cwd, stringOption(args.values, "store") ?? ".keel") });
+    const catalogDir = stringOption(args, "catalog");
+    const store = openStoreOption(args, io);
     try {
       await serveStdio({ store, config: config as never, cwd: io.cwd, skillLayers, ...(catalogDir === undefined ? {} : { catalogDir }) });
       return 0;

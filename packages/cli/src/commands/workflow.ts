@@ -2,16 +2,18 @@ import { open, readFile } from "node:fs/promises";
 import path from "node:path";
 import { KeelError } from "@keel/core";
 import { WORKFLOW_OPERATIONS, WorkflowHostConfigSchema, createWorkflowHost, parseRequestText, refusalOf, type WorkflowOperation } from "@keel/mcp";
-import { createFsStore } from "@keel/store-fs";
+import type { KeelStore } from "@keel/store";
 import { EVIDENCE_LIMITS } from "@keel/workflow";
 import { CliUsageError, type CliCommand } from "../cli-command.js";
 import { paint, type CliIo } from "../cli-io.js";
 import { printable } from "../internal/inspect-text.js";
+import { openStoreLocation, parseStoreUrl } from "../store-url.js";
 
 const COMMON_OPTIONS = `Options:
   --request <file>   the request JSON (the engine's own schema), or - for standard input;
                      at most ${EVIDENCE_LIMITS.requestBytes.toLocaleString("en-US")} bytes
-  --store <dir>      the filesystem store runs live in (default .keel)
+  --store <url>      the store runs live in: a directory (default .keel),
+                     sqlite:<file> or postgres://…[?schema=<name>]
   --config <file>    the host config JSON: models, executor, limits, sourceRoot (required
                      except for catalog; every process over one store uses the same one)
   --catalog <dir>    a project catalog directory (skills/, roles/, workflows/, profiles/),
@@ -21,7 +23,7 @@ const COMMON_OPTIONS = `Options:
 const EXIT_CODES = `Exit codes: 0 ok (the answer as JSON on stdout); 1 refused: stdout holds
 { "error": { "code", "message", "whatToDo", "retryable", "details" } } with the KeelError
 code (conflict, too_large, invalid_input, not_found, lease_held, ...); 2 bad usage (unknown
-option or subcommand, no --request, no --config, unreadable file).`;
+option or subcommand, no --request, no --config, unreadable file, bad store URL).`;
 
 const SUBCOMMAND_HELP: Record<WorkflowOperation, string> = {
   catalog: `keel workflow catalog — inspect the workflow definitions
@@ -116,7 +118,11 @@ async function readBounded(source: string, io: CliIo): Promise<string> {
   }
 }
 
-async function readConfig(file: string, io: CliIo): Promise<unknown> {
+/**
+ * The host config of `--config <file>` (shared with `keel mcp`): read, parsed and validated
+ * with {@link WorkflowHostConfigSchema}; anything else is bad usage.
+ */
+export async function readHostConfig(file: string, io: CliIo): Promise<unknown> {
   const text = await readFile(path.resolve(io.cwd, file), "utf8").catch((error: NodeJS.ErrnoException) => {
     throw new CliUsageError(`cannot read the config ${file}: ${error.code ?? error.message}`);
   });
@@ -140,11 +146,23 @@ function refuse(io: CliIo, error: KeelError): number {
   return 1;
 }
 
-function stringOption(args: { values: Record<string, unknown> }, name: string): string | undefined {
+/** The value of a string option, `undefined` when absent; an empty value is bad usage (shared with `keel mcp`). */
+export function stringOption(args: { values: Record<string, unknown> }, name: string): string | undefined {
   const value = args.values[name];
   if (value === undefined) return undefined;
   if (typeof value !== "string" || value === "") throw new CliUsageError(`--${name} needs a value`);
   return value;
+}
+
+/**
+ * The store of `--store <url>` (a directory, `sqlite:<file>` or `postgres://…`, default `.keel`;
+ * see {@link parseStoreUrl}), shared with `keel mcp`: a bad URL is bad usage, checked before
+ * anything is opened.
+ */
+export function openStoreOption(args: { values: Record<string, unknown> }, io: CliIo): KeelStore {
+  const location = parseStoreUrl(stringOption(args, "store") ?? ".keel", io.cwd);
+  if (location.isErr()) throw new CliUsageError(`--store: ${location.error.message}`);
+  return openStoreLocation(location.value);
 }
 
 /** `keel workflow <operation> --request <file|->`: one workflow operation per process, JSON in and out. */
@@ -170,8 +188,8 @@ export const workflowCommand: CliCommand & { helpFor(positionals: readonly strin
     const text = requestSource === undefined ? "{}" : await readBounded(requestSource, io);
     const request = parseRequestText(text);
     if (request.isErr()) return refuse(io, request.error);
-    const config = configFile === undefined ? { models: [], executor: { kind: "scripted" as const } } : await readConfig(configFile, io);
-    const store = createFsStore({ dir: path.resolve(io.cwd, stringOption(args, "store") ?? ".keel") });
+    const config = configFile === undefined ? { models: [], executor: { kind: "scripted" as const } } : await readHostConfig(configFile, io);
+    const store = openStoreOption(args, io);
     try {
       const host = createWorkflowHost({ store, config: config as never, cwd: io.cwd, ...(catalogDir === undefined ? {} : { catalogDir }) });
       const answer = await host.run(operation, request.value);
