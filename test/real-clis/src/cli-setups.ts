@@ -45,14 +45,23 @@ const FACTORIES: Readonly<Record<RealCliId, (options: { command: string; env: Re
   copilot: (options) => createCopilotBackend({ inheritEnv: false, ...options }),
 };
 
+/** What a test adds to the adapter of {@link createRealCliSetup}. */
+export interface RealCliSetupOptions {
+  /** CLI arguments after the setup's own (e.g. Claude Code's `--mcp-config <file> --strict-mcp-config`). */
+  extraArgs?: readonly string[];
+  /** Variables added to the CLI's environment. */
+  env?: Readonly<Record<string, string>>;
+}
+
 /** A fresh sandbox and adapter for `cli`, pointed at `provider`. */
-export async function createRealCliSetup(cli: RealCliId, provider: FakeProvider): Promise<RealCliSetup> {
+export async function createRealCliSetup(cli: RealCliId, provider: FakeProvider, options: RealCliSetupOptions = {}): Promise<RealCliSetup> {
   const sandbox = await createCliSandbox(cli, provider);
-  const setup = fakeProviderSetup(cli, provider, sandbox, sandbox.env);
+  const setup = fakeProviderSetup(cli, provider, sandbox, { ...sandbox.env, ...options.env });
   for (const [path, text] of Object.entries(setup.files)) {
     await mkdir(dirname(path), { recursive: true });
     await writeFile(path, text);
   }
-  const backend = FACTORIES[cli]({ command: cliBinary(cli), env: setup.env, ...setup.adapter });
+  const extraArgs = [...(setup.adapter.extraArgs ?? []), ...(options.extraArgs ?? [])];
+  const backend = FACTORIES[cli]({ command: cliBinary(cli), env: setup.env, ...setup.adapter, ...(extraArgs.length > 0 ? { extraArgs } : {}) });
   return { cli, sandbox, backend, env: setup.env, format: setup.format, shellTool: setup.shellTool, readTool: setup.readTool, sideCall: setup.sideCall, isSideCall: setup.isSideCall };
 }
