@@ -3,6 +3,7 @@ import type { Result } from "neverthrow";
 import { z } from "zod";
 import { EventAnalysisSchema, type EventAnalysis } from "./analysis-types.js";
 import { renderHtmlReport } from "./internal/html-report.js";
+import { headlineOf } from "./internal/report-headline.js";
 import { renderTextReport } from "./internal/text-report.js";
 
 /** Options of {@link renderReport}. */
@@ -56,4 +57,19 @@ export function renderReport(analysis: EventAnalysis, options: RenderReportOptio
         : renderTextReport(checked, valid.color ?? colorByDefault()),
     ),
   );
+}
+
+/**
+ * The report's headline: one paragraph of what the comparison shows, computed from the analysis.
+ * It names the policy that used the fewest input tokens and the one that sent the fewest prompt
+ * bytes, by how much against the most (per turn when the policies ran different numbers of
+ * turns; turns without usage left out). It says how each policy handled its sessions (a new
+ * session every turn, rotations and their reasons), which policy read files again, and whether
+ * the reviewer's verdicts agree across policies. With one policy it sums that policy up; with
+ * none it says so. Plain text: the HTML report escapes it and shows it at the top of the page.
+ *
+ * @returns the paragraph, or `invalid_input` for a malformed analysis.
+ */
+export function reportHeadline(analysis: EventAnalysis): Result<string, KeelError> {
+  return validate(EventAnalysisSchema, analysis, "event analysis").map(headlineOf);
 }
