@@ -66,6 +66,11 @@ describe("reportHeadline", () => {
     expect(headline(extraReads)).toContain("Repeated reads: b read a file it had already read 13 times, against 12 under a.");
   });
 
+  it("does not call a first turn's new session a choice", () => {
+    // One round: every role's only turn is fresh under any policy.
+    expect(headline(demoEvents({ rounds: 1 }))).toContain("Sessions: fresh, mission and rolling never rotated.");
+  });
+
   it("sums up a single policy and says when there is nothing to compare", () => {
     expect(headline(demoEvents({ policies: ["rolling"] }))).toBe(
       "One policy was recorded, rolling: 12 turns, 36,450 prompt bytes, 24,153 input tokens, 3 rotations. Run a second policy to compare.",

@@ -32,6 +32,8 @@ td.agree { color: var(--agree); } td.differ { color: var(--differ); font-weight:
 .legend { display: flex; flex-wrap: wrap; gap: 6px 18px; margin: 4px 0 8px; }
 .legend span { display: inline-flex; align-items: center; gap: 6px; }
 .legend svg { width: 30px; height: 14px; }
+.legend .key-title { color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: 0.04em; }
+.legend .key-title + span { margin-left: -8px; }
 .legend .swatch { stroke: currentColor; stroke-width: 3; }
 .legend .glyph { fill: var(--fg); }
 svg.chart { display: block; width: 100%; height: auto; }
@@ -73,7 +75,7 @@ function legend(analysis: EventAnalysis, kind: "markers" | "bars"): string {
       ? `<span>${glyph(`<path class="glyph" transform="translate(15 7)" d="${actionMarker(action, 10)}"/>`)}${action}</span>`
       : `<span>${glyph(`<rect class="bar action-${action}" x="8" y="1" width="14" height="12" style="stroke:var(--fg);fill:${action === "rotated" ? "var(--bg)" : "var(--fg)"}"/>`)}${action}</span>`,
   );
-  return `<div class="legend">${policies.join("")}<span class="note">·</span>${actions.join("")}</div>`;
+  return `<div class="legend"><span class="key-title">policies</span>${policies.join("")}<span class="key-title">actions</span>${actions.join("")}</div>`;
 }
 
 function summaryTable(analysis: EventAnalysis): string {

@@ -73,7 +73,10 @@ function promptBytesSentence(policies: readonly PolicyAnalysis[]): string {
 
 function sessionsSentence(policies: readonly PolicyAnalysis[]): string {
   const parts: string[] = [];
-  const everyTurnFresh = policies.filter((policy) => policy.turns > 1 && policy.actions.fresh === policy.turns).map((policy) => policy.policy);
+  // Only a role that ran again can have started afresh by choice: a first turn always does.
+  const everyTurnFresh = policies
+    .filter((policy) => policy.roles.some((role) => role.turns > 1) && policy.actions.fresh === policy.turns)
+    .map((policy) => policy.policy);
   if (everyTurnFresh.length > 0) parts.push(`${listNames(everyTurnFresh)} started a new session on every turn`);
   const rotating = policies.filter((policy) => policy.actions.rotated > 0);
   for (const policy of rotating) {

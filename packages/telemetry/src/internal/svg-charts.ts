@@ -188,7 +188,7 @@ function turnChart(
     const box = boxes[at] as PanelBox;
     const maxK = Math.max(1, ...series.map((line) => line.seen.get(role) ?? 0));
     const stepWidth = maxK > 1 ? box.width / maxK : box.width / 2;
-    const offsets = dodgeOffsets(count, 7, stepWidth * 0.6);
+    const offsets = dodgeOffsets(count, 10, stepWidth * 0.6);
     const spread = offsets.length > 0 ? Math.max(...offsets) : 0;
     const inset = spread + 10;
     const x = linearScale([1, maxK], [box.left + inset, box.left + box.width - inset]);
