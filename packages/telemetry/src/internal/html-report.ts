@@ -26,7 +26,7 @@ p.note { color: var(--muted); margin: 0 0 6px; }
 table { border-collapse: collapse; margin: 6px 0 14px; }
 table.full { width: 100%; }
 th, td { padding: 4px 10px; border-bottom: 1px solid var(--line); text-align: right; white-space: nowrap; }
-th { background: var(--head); font-weight: 600; }
+th { background: var(--head); font-weight: 600; white-space: normal; vertical-align: bottom; }
 td.name, th.name { text-align: left; white-space: normal; }
 td.agree { color: var(--agree); } td.differ { color: var(--differ); font-weight: 600; }
 .legend { display: flex; flex-wrap: wrap; gap: 6px 18px; margin: 4px 0 8px; }
@@ -78,6 +78,8 @@ function legend(analysis: EventAnalysis, kind: "markers" | "bars"): string {
   return `<div class="legend"><span class="key-title">policies</span>${policies.join("")}<span class="key-title">actions</span>${actions.join("")}</div>`;
 }
 
+const keepCounts = (text: string): string => text.replace(/ (\d)/g, "\u00a0$1");
+
 function summaryTable(analysis: EventAnalysis): string {
   return table(
     ["policy", "turns", "fresh/resumed/rotated", "prompt bytes", "reviewer prompt bytes", "input tokens", "repeated reads", "verdicts", "rotations"],
@@ -89,8 +91,9 @@ function summaryTable(analysis: EventAnalysis): string {
       formatCount(policy.reviewerPromptBytes),
       formatCount(policy.inputTokens),
       formatCount(policy.repeatedReads),
-      formatVerdicts(policy.verdicts),
-      formatReasons(policy.rotations),
+      // Wrapped between items only: `approve 6,` / `request_changes 2`, never before a count.
+      keepCounts(formatVerdicts(policy.verdicts)),
+      keepCounts(formatReasons(policy.rotations)),
     ]),
     [0, 7, 8],
     "full",
