@@ -39,13 +39,18 @@ function colorByDefault(): boolean {
  *   verdict agreement and a per-role table; colour per `color`/`NO_COLOR`; control characters in
  *   event text are replaced, so events cannot steer the terminal.
  * - `html` — one self-contained page (no scripts, no network, no external assets, a
- *   Content-Security-Policy that forbids loading anything) with the same tables and three inline
- *   SVG charts: prompt bytes per turn by policy (`svg[data-chart="prompt-bytes"]`, one
- *   `circle.point` per turn), input tokens per turn with rotation markers
- *   (`svg[data-chart="input-tokens"]`, one `circle.point` per turn with usage and one
- *   `g.rotation-marker` per rotated turn) and session actions per role
- *   (`svg[data-chart="actions"]`, one `rect.bar` per non-zero policy/role/action). Every data
- *   point carries `data-policy`, `data-value` and friends; all text is HTML-escaped.
+ *   Content-Security-Policy that forbids loading anything) that opens with the
+ *   {@link reportHeadline}, spans the page width and follows `prefers-color-scheme`, with the same
+ *   tables and three inline SVG charts, each small multiples per role (`g.panel`, its
+ *   `rect.plot-area`, its y axis from the data's range in `data-y-min`/`data-y-max`): prompt bytes
+ *   per turn by policy (`svg[data-chart="prompt-bytes"]`, one `path.point` per turn), input
+ *   tokens per turn with rotation markers (`svg[data-chart="input-tokens"]`, one `path.point` per
+ *   turn with usage and one `g.rotation-marker` per rotated turn) and session actions per role
+ *   (`svg[data-chart="actions"]`, one `rect.bar` per non-zero policy/role/action). A policy has
+ *   one colour throughout (`g.series[color]`); an action has one marker shape (circle `fresh`,
+ *   square `resumed`, triangle `rotated`) and one bar fill. Policies sit side by side at each
+ *   turn, so equal values never hide one. Every data point carries `data-policy`, `data-value`
+ *   and friends; all text is HTML-escaped.
  *
  * @returns the report text, or `invalid_input` for bad options or a malformed analysis.
  */
