@@ -27,7 +27,7 @@ export { DEFAULT_MAX_EVENTS_FILE_BYTES, parseEventsJsonl, readEventsJsonl } from
 export type { EventsJsonl, ReadEventsJsonlOptions, TornLine } from "./jsonl-read.js";
 export { DEFAULT_MAX_EVENT_BYTES, createJsonlEventSink } from "./jsonl-sink.js";
 export type { JsonlEventSink, JsonlEventSinkOptions } from "./jsonl-sink.js";
-export { renderReport } from "./report-render.js";
+export { renderReport, reportHeadline } from "./report-render.js";
 export type { RenderReportOptions } from "./report-render.js";
 export { analyzeWorkSessions } from "./work-session-analysis.js";
 export type { AuditState, OutsideSessions, SessionSlice, TokenWindow, WorkSessionAnalysis } from "./work-session-analysis.js";

@@ -3,6 +3,7 @@ import fc from "fast-check";
 import type { KeelEvent } from "@keel/core";
 import { analyzeEvents, renderReport, type EventAnalysis } from "@keel/telemetry";
 import { demoEvents } from "../test/support/demo-events.js";
+import { chartPanels, expectLineChartGeometry } from "../test/support/svg-geometry.js";
 
 const ESCAPE = "\u001b";
 const analysisOf = (events: readonly KeelEvent[]): EventAnalysis => analyzeEvents(events)._unsafeUnwrap();
@@ -72,11 +73,64 @@ describe("renderReport html", () => {
 
   it("has the three charts with one data element per point", () => {
     expect(count(html, /<svg class="chart"/g)).toBe(3);
-    expect(count(html, /<circle class="point" data-chart="prompt-bytes"/g)).toBe(36);
-    expect(count(html, /<circle class="point" data-chart="input-tokens"/g)).toBe(36);
-    expect(count(html, /<g class="rotation-marker"/g)).toBe(3);
-    expect(count(html, /<rect class="bar" data-chart="actions"/g)).toBe(3 + 6 + 9);
+    expect(count(html, /<path class="point action-\w+" data-chart="prompt-bytes"/g)).toBe(36);
+    expect(count(html, /<path class="point action-\w+" data-chart="input-tokens"/g)).toBe(36);
+    expect(count(html, /<g class="rotation-marker /g)).toBe(3);
+    expect(count(html, /<rect class="bar action-\w+" data-chart="actions"/g)).toBe(3 + 6 + 9);
     expect(html).toContain('data-policy="rolling" data-index="12"');
+  });
+
+  it("opens with the headline computed from the data", () => {
+    expect(html).toContain('<p class="headline" id="headline">3 policies compared over 36 turns. Input tokens: fresh used the fewest, 21,003, 16% fewer than mission (24,993).');
+    expect(html.indexOf('id="headline"')).toBeLessThan(html.indexOf("<svg"));
+  });
+
+  it("follows the system's dark setting and spans the page width", () => {
+    expect(html).toContain("color-scheme: light dark;");
+    expect(html).toMatch(/@media \(prefers-color-scheme: dark\) \{[^@]*--bg: #0f172a;[^@]*\.policy-0 \{ color: #60a5fa; \}/);
+    expect(html).toContain("svg.chart { display: block; width: 100%; height: auto; }");
+    expect(html).not.toMatch(/max-width: \d+px/);
+  });
+
+  it("draws small multiples per role, scaled to the data, with no policy hiding another", () => {
+    for (const chart of ["prompt-bytes", "input-tokens"]) {
+      const panels = chartPanels(html, chart);
+      expect(panels.map((panel) => panel.role)).toEqual(["engineer", "planner", "Reviewer"]);
+      expect(expectLineChartGeometry(panels)).toBe(36);
+    }
+    // The largest prompt is fresh's round 4 (6,000 bytes): a 0..6,000 axis, not 0..10,000.
+    const [engineer] = chartPanels(html, "prompt-bytes");
+    expect([engineer?.yMin, engineer?.yMax]).toEqual([0, 6_000]);
+    // mission and rolling send the same prompts until rolling rotates: side by side, not stacked.
+    const same = engineer?.series.filter((line) => line.policy !== "fresh").map((line) => line.points[1]);
+    expect(same?.[0]?.value).toBe(same?.[1]?.value);
+    expect(same?.[0]?.cx).not.toBe(same?.[1]?.cx);
+  });
+
+  it("gives each policy a colour and each action a marker shape", () => {
+    const series = chartPanels(html, "prompt-bytes").flatMap((panel) => panel.series);
+    expect(new Map(series.map((line) => [line.policy, line.color]))).toEqual(
+      new Map([["fresh", "#1d4ed8"], ["mission", "#c2410c"], ["rolling", "#047857"]]),
+    );
+    const shapes = new Map(series.flatMap((line) => line.points.map((point) => [point.action, point.d])));
+    expect([...shapes.keys()].sort()).toEqual(["fresh", "resumed", "rotated"]);
+    expect(new Set(shapes.values()).size).toBe(3);
+  });
+
+  it("stacks the actions chart's bars to their counts inside the plot", () => {
+    const panels = chartPanels(html, "actions");
+    expect(panels).toHaveLength(3);
+    for (const panel of panels) {
+      expect([panel.yMin, panel.yMax]).toEqual([0, 4]);
+      const perUnit = panel.plot.height / (panel.yMax - panel.yMin);
+      for (const bar of panel.bars) {
+        expect(bar.y).toBeGreaterThanOrEqual(panel.plot.y);
+        expect(bar.y + bar.height).toBeLessThanOrEqual(panel.plot.y + panel.plot.height);
+        // Two units of gap between stacked segments.
+        expect(Math.abs(bar.height + 2 - bar.value * perUnit)).toBeLessThan(0.2);
+      }
+      expect(panel.bars.filter((bar) => bar.policy === "rolling").map((bar) => bar.action)).toEqual(["fresh", "resumed", "rotated"]);
+    }
   });
 
   it("escapes every piece of event text", () => {
@@ -91,14 +145,14 @@ describe("renderReport html", () => {
       event.type === "role.session.turn" && event.role === "planner" ? { ...event, usage: null } : event,
     );
     const page = renderReport(analysisOf(events), { format: "html" })._unsafeUnwrap();
-    expect(count(page, /data-chart="prompt-bytes" data-policy/g)).toBe(9);
-    expect(count(page, /<circle class="point" data-chart="input-tokens"/g)).toBe(6);
+    expect(count(page, /<path class="point action-\w+" data-chart="prompt-bytes"/g)).toBe(9);
+    expect(count(page, /<path class="point action-\w+" data-chart="input-tokens"/g)).toBe(6);
   });
 
   it("renders an empty analysis with placeholders instead of charts' points", () => {
     const page = renderReport(analysisOf([]), { format: "html" })._unsafeUnwrap();
     expect(count(page, /<svg class="chart"/g)).toBe(3);
-    expect(count(page, /class="point"/g)).toBe(0);
+    expect(count(page, /class="point /g)).toBe(0);
   });
 });
 
@@ -119,7 +173,7 @@ describe("renderReport input checks", () => {
         const text = renderReport(analysis, { format: "text", color: false })._unsafeUnwrap();
         const html = renderReport(analysis, { format: "html" })._unsafeUnwrap();
         const turns = analysis.policies.reduce((total, policy) => total + policy.turns, 0);
-        expect(count(html, /<circle class="point" data-chart="prompt-bytes"/g)).toBe(turns);
+        expect(count(html, /<path class="point action-\w+" data-chart="prompt-bytes"/g)).toBe(turns);
         expect(html).not.toMatch(/<script/);
         expect(text.length).toBeGreaterThan(0);
       }),

@@ -1,207 +1,313 @@
-import type { EventAnalysis, PolicyAnalysis, TurnPoint } from "../analysis-types.js";
+import type { SessionAction } from "@keel/core";
+import type { EventAnalysis, TurnPoint } from "../analysis-types.js";
+import { amountAxis, dodgeOffsets, linearScale, niceAxis, type NiceAxis } from "./chart-scale.js";
 import { escapeHtml as escape, formatCount } from "./format.js";
 
-/** Colours of the policies, in the order the analysis lists them (cycled past eight). */
-export const POLICY_COLORS = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#4b5563"];
+/**
+ * The colours of the policies on a light page, in the order the analysis lists them (cycled past
+ * eight): blue, orange and green first, which colour-blind readers tell apart.
+ */
+export const POLICY_COLORS = ["#1d4ed8", "#c2410c", "#047857", "#a21caf", "#0e7490", "#b45309", "#be123c", "#4b5563"] as const;
 
-/** Colours of the session actions. */
-export const ACTION_COLORS = { fresh: "#60a5fa", resumed: "#34d399", rotated: "#f59e0b" } as const;
+/** The same colours, lightened for a dark page (`prefers-color-scheme: dark`). */
+export const POLICY_COLORS_DARK = ["#60a5fa", "#fb923c", "#34d399", "#e879f9", "#22d3ee", "#fbbf24", "#fb7185", "#9ca3af"] as const;
 
-const WIDTH = 960;
-const HEIGHT = 320;
-const MARGIN = { top: 24, right: 24, bottom: 44, left: 72 };
-const PLOT_WIDTH = WIDTH - MARGIN.left - MARGIN.right;
-const PLOT_HEIGHT = HEIGHT - MARGIN.top - MARGIN.bottom;
+/** The session actions, in stacking and legend order. */
+export const ACTIONS: readonly SessionAction[] = ["fresh", "resumed", "rotated"];
 
-const round1 = (value: number): string => String(Math.round(value * 10) / 10);
-
-/** The smallest 1, 2, 2.5 or 5 times a power of ten at or above `value` (1 for 0). */
-export function niceCeiling(value: number): number {
-  if (!(value > 0)) return 1;
-  const power = 10 ** Math.floor(Math.log10(value));
-  const fraction = value / power;
-  const nice = fraction <= 1 ? 1 : fraction <= 2 ? 2 : fraction <= 2.5 ? 2.5 : fraction <= 5 ? 5 : 10;
-  return nice * power;
-}
-
-/** The colour of the policy at that position. */
+/** The colour of the policy at that position (light page). */
 export function policyColor(position: number): string {
   return POLICY_COLORS[position % POLICY_COLORS.length] ?? "#4b5563";
 }
 
-interface Frame {
-  x(index: number): number;
-  y(value: number): number;
-  yMax: number;
+/** The CSS class that colours an element (through `color`/`currentColor`) as the policy at that position. */
+export function policyClass(position: number): string {
+  return `policy-${position % POLICY_COLORS.length}`;
 }
 
-function frameOf(maxIndex: number, maxValue: number): Frame {
-  const yMax = niceCeiling(maxValue);
-  return {
-    x: (index) => MARGIN.left + (maxIndex <= 1 ? PLOT_WIDTH / 2 : ((index - 1) / (maxIndex - 1)) * PLOT_WIDTH),
-    y: (value) => MARGIN.top + PLOT_HEIGHT - (value / yMax) * PLOT_HEIGHT,
-    yMax,
-  };
+/**
+ * The marker of a session action, as an SVG path centred on 0,0: a circle for `fresh`, a square
+ * for `resumed`, a triangle pointing up for `rotated`. Same area, different shape.
+ */
+export function actionMarker(action: SessionAction, size = 9): string {
+  const r = size / 2;
+  if (action === "fresh") return `M${-r} 0a${r} ${r} 0 1 0 ${size} 0a${r} ${r} 0 1 0 ${-size} 0z`;
+  const s = round1(r * 0.9);
+  if (action === "resumed") return `M${-s} ${-s}h${2 * s}v${2 * s}h${-2 * s}z`;
+  const t = round1(r * 1.25);
+  return `M0 ${-t}L${t} ${round1(t * 0.8)}H${-t}z`;
 }
 
-function axes(frame: Frame, maxIndex: number, xLabel: string, yLabel: string): string {
-  const parts: string[] = [];
-  for (let step = 0; step <= 4; step++) {
-    const value = (frame.yMax * step) / 4;
-    const y = round1(frame.y(value));
-    parts.push(
-      `<line class="grid" x1="${MARGIN.left}" x2="${WIDTH - MARGIN.right}" y1="${y}" y2="${y}"/>`,
-      `<text class="tick" x="${MARGIN.left - 8}" y="${y}" text-anchor="end" dominant-baseline="middle">${escape(formatCount(value))}</text>`,
-    );
-  }
-  const every = maxIndex <= 20 ? 1 : Math.ceil(niceCeiling(maxIndex / 10));
-  for (let index = 1; index <= maxIndex; index += index === 1 && every > 1 ? every - 1 : every) {
-    parts.push(
-      `<text class="tick" x="${round1(frame.x(index))}" y="${HEIGHT - MARGIN.bottom + 16}" text-anchor="middle">${index}</text>`,
-    );
-  }
-  const bottom = HEIGHT - MARGIN.bottom;
-  parts.push(
-    `<line class="axis" x1="${MARGIN.left}" x2="${WIDTH - MARGIN.right}" y1="${bottom}" y2="${bottom}"/>`,
-    `<line class="axis" x1="${MARGIN.left}" x2="${MARGIN.left}" y1="${MARGIN.top}" y2="${bottom}"/>`,
-    `<text class="axis-label" x="${MARGIN.left + PLOT_WIDTH / 2}" y="${HEIGHT - 6}" text-anchor="middle">${escape(xLabel)}</text>`,
-    `<text class="axis-label" x="14" y="${MARGIN.top + PLOT_HEIGHT / 2}" text-anchor="middle" transform="rotate(-90 14 ${MARGIN.top + PLOT_HEIGHT / 2})">${escape(yLabel)}</text>`,
-  );
-  return parts.join("");
+const WIDTH = 1200;
+const COLUMNS = 3;
+const GAP = 24;
+const PANEL_HEIGHT = 250;
+const PANEL = { top: 30, right: 14, bottom: 42, left: 70 };
+
+function round1(value: number): number {
+  return Math.round(value * 10) / 10;
 }
 
-function svg(chart: string, title: string, body: string): string {
+interface PanelBox {
+  /** Plot area, in SVG units. */
+  left: number;
+  top: number;
+  width: number;
+  height: number;
+}
+
+/** The plot areas of `count` panels laid out in rows of up to three, and the SVG's height. */
+function layout(count: number): { boxes: PanelBox[]; height: number } {
+  const columns = Math.max(1, Math.min(COLUMNS, count));
+  const panelWidth = (WIDTH - GAP * (columns - 1)) / columns;
+  const boxes = Array.from({ length: count }, (_, at) => {
+    const column = at % columns;
+    const row = Math.floor(at / columns);
+    return {
+      left: round1(column * (panelWidth + GAP) + PANEL.left),
+      top: row * (PANEL_HEIGHT + GAP) + PANEL.top,
+      width: round1(panelWidth - PANEL.left - PANEL.right),
+      height: PANEL_HEIGHT - PANEL.top - PANEL.bottom,
+    };
+  });
+  return { boxes, height: Math.ceil(count / columns) * (PANEL_HEIGHT + GAP) - GAP };
+}
+
+function svg(chart: string, title: string, height: number, body: string): string {
   return (
-    `<svg class="chart" data-chart="${chart}" role="img" aria-label="${escape(title)}" viewBox="0 0 ${WIDTH} ${HEIGHT}" ` +
-    `width="${WIDTH}" height="${HEIGHT}" xmlns="http://www.w3.org/2000/svg">${body}</svg>`
+    `<svg class="chart" data-chart="${chart}" role="img" aria-label="${escape(title)}" viewBox="0 0 ${WIDTH} ${height}" ` +
+    `width="${WIDTH}" height="${height}" xmlns="http://www.w3.org/2000/svg">${body}</svg>`
   );
 }
 
 function empty(chart: string, title: string, message: string): string {
-  return svg(chart, title, `<text class="empty" x="${WIDTH / 2}" y="${HEIGHT / 2}" text-anchor="middle">${escape(message)}</text>`);
+  return svg(chart, title, 120, `<text class="empty" x="${WIDTH / 2}" y="60" text-anchor="middle">${escape(message)}</text>`);
 }
 
-function pointTitle(policy: string, point: TurnPoint, value: number, unit: string): string {
-  return escape(
-    `${policy} turn ${point.index} (${point.role} #${point.turn}, ${point.missionId}): ${formatCount(value)} ${unit}, ${point.action} (${point.rotationReason})`,
-  );
-}
-
-function pointAttributes(chart: string, policy: string, point: TurnPoint, value: number): string {
-  return (
-    `data-chart="${chart}" data-policy="${escape(policy)}" data-index="${point.index}" data-role="${escape(point.role)}" ` +
-    `data-action="${point.action}" data-value="${value}"`
-  );
-}
-
-type Series = { policy: PolicyAnalysis; color: string; points: { point: TurnPoint; value: number }[] };
-
-function lineChart(chart: string, title: string, yLabel: string, unit: string, series: Series[], markers: (frame: Frame) => string): string {
-  const maxIndex = Math.max(0, ...series.flatMap((line) => line.points.map(({ point }) => point.index)));
-  const maxValue = Math.max(0, ...series.flatMap((line) => line.points.map(({ value }) => value)));
-  if (maxIndex === 0) return empty(chart, title, "No turns with data were recorded.");
-  const frame = frameOf(maxIndex, maxValue);
-  const lines = series.map(({ policy, color, points }) => {
-    const name = policy.policy;
-    const path = points.map(({ point, value }) => `${round1(frame.x(point.index))},${round1(frame.y(value))}`).join(" ");
-    const circles = points
-      .map(
-        ({ point, value }) =>
-          `<circle class="point" ${pointAttributes(chart, name, point, value)} cx="${round1(frame.x(point.index))}" ` +
-          `cy="${round1(frame.y(value))}" r="3.5" fill="${color}"><title>${pointTitle(name, point, value, unit)}</title></circle>`,
-      )
-      .join("");
-    return (
-      `<g class="series" data-policy="${escape(name)}">` +
-      `<polyline class="series-line" points="${path}" fill="none" stroke="${color}" stroke-width="2"/>${circles}</g>`
+/** Grid, tick labels and axis titles of one panel; `xTicks` are [value, x] pairs. */
+function panelFrame(box: PanelBox, title: string, yAxis: NiceAxis, y: (value: number) => number, xTicks: readonly (readonly [string, number])[], xLabel: string, yLabel: string | undefined): string {
+  const bottom = box.top + box.height;
+  const right = round1(box.left + box.width);
+  const parts = [`<rect class="plot-area" x="${box.left}" y="${box.top}" width="${box.width}" height="${box.height}"/>`];
+  for (const tick of yAxis.ticks) {
+    const at = round1(y(tick));
+    parts.push(
+      `<line class="grid" x1="${box.left}" x2="${right}" y1="${at}" y2="${at}"/>`,
+      `<text class="tick y-tick" data-value="${tick}" x="${round1(box.left - 6)}" y="${at}" text-anchor="end" dominant-baseline="middle">${escape(formatCount(tick))}</text>`,
     );
-  });
-  return svg(chart, title, axes(frame, maxIndex, "turn (per policy, in time order)", yLabel) + markers(frame) + lines.join(""));
+  }
+  for (const [label, x] of xTicks) {
+    parts.push(`<text class="tick x-tick" x="${round1(x)}" y="${bottom + 16}" text-anchor="middle">${escape(label)}</text>`);
+  }
+  const middle = round1(box.top + box.height / 2);
+  parts.push(
+    `<line class="axis" x1="${box.left}" x2="${right}" y1="${bottom}" y2="${bottom}"/>`,
+    `<text class="panel-title" x="${box.left}" y="${box.top - 10}">${escape(title)}</text>`,
+    `<text class="axis-label" x="${round1(box.left + box.width / 2)}" y="${bottom + 34}" text-anchor="middle">${escape(xLabel)}</text>`,
+  );
+  if (yLabel !== undefined) {
+    const x = round1(box.left - PANEL.left + 12);
+    parts.push(`<text class="axis-label" x="${x}" y="${middle}" text-anchor="middle" transform="rotate(-90 ${x} ${middle})">${escape(yLabel)}</text>`);
+  }
+  return parts.join("");
 }
 
-/** Prompt bytes per turn, one line per policy; one `circle.point` per turn. */
-export function promptBytesChart(analysis: EventAnalysis): string {
-  const series = analysis.policies.map((policy, position) => ({
-    policy,
-    color: policyColor(position),
-    points: policy.series.map((point) => ({ point, value: point.promptBytes })),
-  }));
-  return lineChart("prompt-bytes", "Prompt bytes per turn by policy", "prompt bytes", "bytes", series, () => "");
+function panelOpen(chart: string, role: string, box: PanelBox, yAxis: NiceAxis, xMin: number, xMax: number): string {
+  return (
+    `<g class="panel" data-chart="${chart}" data-role="${escape(role)}" data-y-min="${yAxis.min}" data-y-max="${yAxis.max}" ` +
+    `data-x-min="${xMin}" data-x-max="${xMax}">`
+  );
+}
+
+const byText = (left: string, right: string): number => (left < right ? -1 : left > right ? 1 : 0);
+
+/** The roles that have at least one turn, sorted by name regardless of case (locale-free). */
+function rolesOf(analysis: EventAnalysis): string[] {
+  return [...new Set(analysis.policies.flatMap((policy) => policy.roles.filter((role) => role.turns > 0).map((role) => role.role)))].sort(
+    (left, right) => byText(left.toLowerCase(), right.toLowerCase()) || byText(left, right),
+  );
+}
+
+interface Plotted {
+  point: TurnPoint;
+  /** The point's position among its role's turns under its policy (1-based). */
+  k: number;
+  value: number;
+}
+
+function pointTitle(policy: string, { point, k, value }: Plotted, unit: string): string {
+  return escape(
+    `${policy} · ${point.role} turn ${k} (policy turn ${point.index}, ${point.missionId}): ${formatCount(value)} ${unit}, ${point.action} (${point.rotationReason})`,
+  );
+}
+
+/** The x ticks of a panel whose turns run 1..maxK: every turn up to twelve, else nice steps. */
+function turnTicks(maxK: number): number[] {
+  if (maxK <= 12) return Array.from({ length: maxK }, (_, at) => at + 1);
+  const axis = niceAxis(1, maxK, 6, true);
+  return [1, ...axis.ticks.filter((tick) => tick > 1 && tick <= maxK)];
 }
 
 /**
- * Observed input tokens per turn, one line per policy (turns without usage are left out), with a
- * `rotation-marker` at every rotated turn.
+ * A per-turn measure as small multiples, one panel per role (x: the role's turn under the policy,
+ * y: shared across panels, from the data's range), one line per policy, one marker per turn
+ * shaped by its action. Series sit side by side (a fixed offset per policy) and earlier lines are
+ * drawn wider underneath, so equal values never hide a policy.
  */
-export function inputTokensChart(analysis: EventAnalysis): string {
-  const series = analysis.policies.map((policy, position) => ({
-    policy,
-    color: policyColor(position),
-    points: policy.series.flatMap((point) => (point.inputTokens === null ? [] : [{ point, value: point.inputTokens }])),
-  }));
-  const markers = (frame: Frame): string =>
-    analysis.policies
-      .flatMap((policy, position) =>
-        policy.series
-          .filter((point) => point.action === "rotated")
-          .map((point) => {
-            const x = round1(frame.x(point.index));
-            const top = MARGIN.top;
-            const label = escape(`${policy.policy}: rotated at turn ${point.index} (${point.rotationReason})`);
-            return (
-              `<g class="rotation-marker" data-chart="input-tokens" data-policy="${escape(policy.policy)}" data-index="${point.index}" ` +
-              `data-reason="${escape(point.rotationReason)}"><title>${label}</title>` +
-              `<line x1="${x}" x2="${x}" y1="${top}" y2="${HEIGHT - MARGIN.bottom}" stroke="${policyColor(position)}" stroke-dasharray="4 3" opacity="0.7"/>` +
-              `<path d="M${x} ${top + 8} l-5 -8 h10 z" fill="${policyColor(position)}"/></g>`
-            );
-          }),
-      )
-      .join("");
-  return lineChart("input-tokens", "Input tokens per turn, with rotations", "input tokens", "input tokens", series, markers);
+function turnChart(
+  analysis: EventAnalysis,
+  chart: string,
+  title: string,
+  yLabel: string,
+  unit: string,
+  value: (point: TurnPoint) => number | null,
+  rotationMarkers: boolean,
+): string {
+  const roles = rolesOf(analysis);
+  const series = analysis.policies.map((policy, position) => {
+    const byRole = new Map<string, Plotted[]>();
+    const seen = new Map<string, number>();
+    for (const point of policy.series) {
+      const k = (seen.get(point.role) ?? 0) + 1;
+      seen.set(point.role, k);
+      const measured = value(point);
+      if (measured === null) continue;
+      const list = byRole.get(point.role) ?? [];
+      list.push({ point, k, value: measured });
+      byRole.set(point.role, list);
+    }
+    return { name: policy.policy, position, byRole, turns: policy.series, seen };
+  });
+  const values = series.flatMap((line) => [...line.byRole.values()].flat().map((plotted) => plotted.value));
+  if (values.length === 0) return empty(chart, title, "No turns with data were recorded.");
+  const yAxis = amountAxis(values, 5, true);
+  const { boxes, height } = layout(roles.length);
+  const count = series.length;
+  const parts: string[] = [];
+  roles.forEach((role, at) => {
+    const box = boxes[at] as PanelBox;
+    const maxK = Math.max(1, ...series.map((line) => line.seen.get(role) ?? 0));
+    const stepWidth = maxK > 1 ? box.width / maxK : box.width / 2;
+    const offsets = dodgeOffsets(count, 10, stepWidth * 0.6);
+    const spread = offsets.length > 0 ? Math.max(...offsets) : 0;
+    const inset = spread + 10;
+    const x = linearScale([1, maxK], [box.left + inset, box.left + box.width - inset]);
+    const y = linearScale([yAxis.min, yAxis.max], [box.top + box.height, box.top]);
+    const ticks = turnTicks(maxK).map((tick) => [String(tick), x(tick)] as const);
+    parts.push(
+      panelOpen(chart, role, box, yAxis, 1, maxK),
+      panelFrame(box, role, yAxis, y, ticks, `turn of ${role}`, at % COLUMNS === 0 ? yLabel : undefined),
+    );
+    series.forEach((line) => {
+      const points = line.byRole.get(role) ?? [];
+      const dx = offsets[line.position] ?? 0;
+      const color = policyColor(line.position);
+      const klass = policyClass(line.position);
+      if (rotationMarkers) {
+        let k = 0;
+        for (const point of line.turns) {
+          if (point.role !== role) continue;
+          k++;
+          if (point.action !== "rotated") continue;
+          const at = round1(x(k) + dx);
+          parts.push(
+            `<g class="rotation-marker ${klass}" color="${color}" data-chart="${chart}" data-policy="${escape(line.name)}" data-role="${escape(role)}" ` +
+              `data-index="${point.index}" data-reason="${escape(point.rotationReason)}"><title>${escape(`${line.name}: ${role} rotated at its turn ${k} (${point.rotationReason})`)}</title>` +
+              `<line x1="${at}" x2="${at}" y1="${box.top}" y2="${box.top + box.height}" stroke="currentColor" stroke-dasharray="4 3" opacity="0.6"/></g>`,
+          );
+        }
+      }
+      if (points.length === 0) return;
+      const coordinates = points.map((plotted) => [round1(x(plotted.k) + dx), round1(y(plotted.value))] as const);
+      const width = Math.max(2, 2 + 2 * (count - 1 - line.position));
+      const markers = points
+        .map((plotted, index) => {
+          const [cx, cy] = coordinates[index] as readonly [number, number];
+          return (
+            `<path class="point action-${plotted.point.action}" data-chart="${chart}" data-policy="${escape(line.name)}" data-index="${plotted.point.index}" ` +
+            `data-role="${escape(role)}" data-k="${plotted.k}" data-action="${plotted.point.action}" data-value="${plotted.value}" ` +
+            `transform="translate(${cx} ${cy})" d="${actionMarker(plotted.point.action)}" fill="currentColor"><title>${pointTitle(line.name, plotted, unit)}</title></path>`
+          );
+        })
+        .join("");
+      parts.push(
+        `<g class="series ${klass}" color="${color}" data-chart="${chart}" data-policy="${escape(line.name)}" data-role="${escape(role)}" data-dx="${round1(dx)}">` +
+          `<polyline class="series-line" points="${coordinates.map(([cx, cy]) => `${cx},${cy}`).join(" ")}" fill="none" stroke="currentColor" ` +
+          `stroke-width="${width}" stroke-linejoin="round" stroke-linecap="round"/>${markers}</g>`,
+      );
+    });
+    parts.push("</g>");
+  });
+  return svg(chart, title, height, parts.join(""));
 }
 
-/** Turns per role and policy as stacked bars of fresh / resumed / rotated; one `rect.bar` per non-zero segment. */
+/** Prompt bytes per turn: one panel per role, one line per policy, one `path.point` per turn. */
+export function promptBytesChart(analysis: EventAnalysis): string {
+  return turnChart(analysis, "prompt-bytes", "Prompt bytes per turn, by role and policy", "prompt bytes", "bytes", (point) => point.promptBytes, false);
+}
+
+/**
+ * Observed input tokens per turn: one panel per role, one line per policy (turns without usage
+ * are left out), with a `rotation-marker` at every rotated turn.
+ */
+export function inputTokensChart(analysis: EventAnalysis): string {
+  return turnChart(analysis, "input-tokens", "Input tokens per turn, by role and policy, with rotations", "input tokens", "input tokens", (point) => point.inputTokens, true);
+}
+
+/**
+ * Turns per role (one panel each) and policy (one bar each, in the policy's colour), stacked by
+ * action: `fresh` solid, `resumed` pale, `rotated` outlined and dashed; one `rect.bar` per
+ * non-zero segment, its count written inside when it fits.
+ */
 export function actionsChart(analysis: EventAnalysis): string {
-  const title = "Session actions per role";
-  const roles = [...new Set(analysis.policies.flatMap((policy) => policy.roles.filter((role) => role.turns > 0).map((role) => role.role)))].sort(
-    (left, right) => (left < right ? -1 : left > right ? 1 : 0),
-  );
+  const title = "Session actions per role and policy";
+  const roles = rolesOf(analysis);
   const maxTurns = Math.max(0, ...analysis.policies.flatMap((policy) => policy.roles.map((role) => role.turns)));
   if (roles.length === 0 || maxTurns === 0) return empty("actions", title, "No turns were recorded.");
-  const yMax = Math.max(4, Math.ceil(maxTurns / 4) * 4);
-  const frame: Frame = { x: () => 0, y: (value) => MARGIN.top + PLOT_HEIGHT - (value / yMax) * PLOT_HEIGHT, yMax };
-  const groupWidth = PLOT_WIDTH / roles.length;
-  const barWidth = Math.min(48, (groupWidth * 0.8) / Math.max(1, analysis.policies.length));
-  const parts: string[] = [axes(frame, 0, "role (one bar per policy)", "turns")];
-  roles.forEach((roleName, roleIndex) => {
-    const groupLeft = MARGIN.left + roleIndex * groupWidth + (groupWidth - barWidth * analysis.policies.length) / 2;
-    parts.push(
-      `<text class="tick" x="${round1(MARGIN.left + (roleIndex + 0.5) * groupWidth)}" y="${HEIGHT - MARGIN.bottom + 16}" text-anchor="middle">${escape(roleName)}</text>`,
-    );
-    analysis.policies.forEach((policy, policyIndex) => {
+  const yAxis = niceAxis(0, maxTurns, 4, true);
+  const { boxes, height } = layout(roles.length);
+  const count = analysis.policies.length;
+  const parts: string[] = [];
+  roles.forEach((roleName, at) => {
+    const box = boxes[at] as PanelBox;
+    const y = linearScale([yAxis.min, yAxis.max], [box.top + box.height, box.top]);
+    const slot = box.width / count;
+    const barWidth = Math.min(56, slot * 0.7);
+    const centre = (position: number) => box.left + (position + 0.5) * slot;
+    parts.push(panelOpen("actions", roleName, box, yAxis, 0, count - 1), panelFrame(box, roleName, yAxis, y, [], "policy", at % COLUMNS === 0 ? "turns" : undefined));
+    analysis.policies.forEach((policy, position) => {
+      const klass = policyClass(position);
+      const color = policyColor(position);
+      const short = policy.policy.length > 12 ? `${policy.policy.slice(0, 11)}…` : policy.policy;
+      parts.push(
+        `<text class="tick x-tick policy-label ${klass}" color="${color}" fill="currentColor" x="${round1(centre(position))}" y="${box.top + box.height + 16}" text-anchor="middle">${escape(short)}</text>`,
+      );
       const role = policy.roles.find((candidate) => candidate.role === roleName);
       if (!role || role.turns === 0) return;
-      const short = policy.policy.length > 9 ? `${policy.policy.slice(0, 8)}…` : policy.policy;
-      parts.push(
-        `<text class="bar-label" x="${round1(groupLeft + (policyIndex + 0.5) * barWidth)}" y="${round1(frame.y(role.turns) - 4)}" ` +
-          `text-anchor="middle" fill="${policyColor(policyIndex)}">${escape(short)}</text>`,
-      );
       let base = 0;
-      for (const action of ["fresh", "resumed", "rotated"] as const) {
+      const segments: string[] = [];
+      for (const action of ACTIONS) {
         const value = role.actions[action];
         if (value === 0) continue;
-        const y = frame.y(base + value);
-        const height = frame.y(base) - y;
+        const top = y(base + value);
+        const segmentHeight = y(base) - top;
         base += value;
+        const left = round1(centre(position) - barWidth / 2);
         const label = escape(`${policy.policy} / ${roleName}: ${value} ${action}`);
-        parts.push(
-          `<rect class="bar" data-chart="actions" data-policy="${escape(policy.policy)}" data-role="${escape(roleName)}" ` +
-            `data-action="${action}" data-value="${value}" x="${round1(groupLeft + policyIndex * barWidth + 1)}" y="${round1(y)}" ` +
-            `width="${round1(barWidth - 2)}" height="${round1(height)}" fill="${ACTION_COLORS[action]}" ` +
-            `stroke="${policyColor(policyIndex)}" stroke-width="1.5"><title>${label}</title></rect>`,
+        segments.push(
+          `<rect class="bar action-${action}" data-chart="actions" data-policy="${escape(policy.policy)}" data-role="${escape(roleName)}" ` +
+            `data-action="${action}" data-value="${value}" x="${left + 1}" y="${round1(top) + 1}" width="${round1(barWidth - 2)}" ` +
+            `height="${Math.max(0, round1(segmentHeight) - 2)}"><title>${label}</title></rect>`,
         );
+        if (segmentHeight >= 16) {
+          segments.push(
+            `<text class="bar-label action-${action}" x="${round1(centre(position))}" y="${round1(top + segmentHeight / 2)}" text-anchor="middle" dominant-baseline="middle">${value}</text>`,
+          );
+        }
       }
+      parts.push(`<g class="bars ${klass}" color="${color}" data-policy="${escape(policy.policy)}">${segments.join("")}</g>`);
     });
+    parts.push("</g>");
   });
-  return svg("actions", title, parts.join(""));
+  return svg("actions", title, height, parts.join(""));
 }
