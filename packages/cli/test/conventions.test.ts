@@ -20,10 +20,13 @@ beforeEach(() => {
 });
 afterEach(() => scratch.remove());
 
+/** Spawned tsx processes, several at once, take seconds each on a loaded machine. */
+const SPAWNS = { timeout: 180_000 };
+
 /** Node's own parseArgs wording, which keel must never show. */
 const NODE_WORDING = /ERR_PARSE_ARGS|Unknown option '|argument missing|To specify an option argument|This command does not take positional arguments|does not take an argument/;
 
-describe("keel loads its commands lazily", () => {
+describe("keel loads its commands lazily", SPAWNS, () => {
   it("--help and --version load no command module and no @keel package (every one of them broken)", async () => {
     const log = path.join(scratch.dir, "loaded.txt");
     const env = { KEEL_TEST_BROKEN: "@keel/*", KEEL_TEST_LOADED_LOG: log };
@@ -81,7 +84,7 @@ describe("keel loads its commands lazily", () => {
   });
 });
 
-describe("keel's help", () => {
+describe("keel's help", SPAWNS, () => {
   it("has a title, usage, options with -h/--help, exit codes and an example for every command, naming every option", async () => {
     for (const entry of COMMANDS) {
       const command = await entry.load();
@@ -120,7 +123,7 @@ describe("keel's help", () => {
   });
 });
 
-describe("keel's parse errors", () => {
+describe("keel's parse errors", SPAWNS, () => {
   const cases: [string[], string][] = [
     [["demo", "--bogus"], "unknown option --bogus for keel demo"],
     [["inspect", "--jsn"], "unknown option --jsn for keel inspect (did you mean --json?)"],
@@ -152,7 +155,7 @@ describe("keel's parse errors", () => {
   });
 });
 
-describe("keel's colour", () => {
+describe("keel's colour", SPAWNS, () => {
   it("follows FORCE_COLOR, then NO_COLOR, then TERM=dumb, then whether stdout is a terminal", () => {
     const table: [Record<string, string>, boolean, boolean][] = [
       [{}, true, true],
@@ -191,7 +194,7 @@ describe("keel's colour", () => {
   });
 });
 
-describe("keel --json", () => {
+describe("keel --json", SPAWNS, () => {
   it("demo --json prints one JSON document with the outcome and the analysis; the progress goes to stderr", async () => {
     const io = captureIo({ cwd: scratch.dir });
     expect(await runCli(["demo", "--dir", "d", "--policies", "fresh,rolling", "--rounds", "2", "--json"], io)).toBe(0);
@@ -237,7 +240,7 @@ describe("keel --json", () => {
   });
 });
 
-describe("keel demo's heartbeat", () => {
+describe("keel demo's heartbeat", SPAWNS, () => {
   it("prints a line to stderr every --heartbeat seconds while a turn runs, and none with --heartbeat 0", async () => {
     const bin = path.join(scratch.dir, "bin");
     mkdirSync(bin);
