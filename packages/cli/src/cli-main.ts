@@ -4,8 +4,18 @@ import { CliUsageError, type CliCommand, type LazyCliCommand } from "./cli-comma
 import { paint, type CliIo } from "./cli-io.js";
 import { COMMANDS } from "./commands/index.js";
 
+/** Reads `@keel/cli`'s package.json beside `src/` or `dist/`; `unknown` where a bundler moved this file away from it. */
+function packageVersion(): string {
+  try {
+    const { version } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version?: unknown };
+    return typeof version === "string" ? version : "unknown";
+  } catch {
+    return "unknown";
+  }
+}
+
 /** The version `keel --version` prints: the `version` of `@keel/cli`'s package.json. */
-export const KEEL_CLI_VERSION: string = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
+export const KEEL_CLI_VERSION: string = packageVersion();
 
 function mainHelp(commands: readonly (CliCommand | LazyCliCommand)[]): string {
   const width = Math.max(...commands.map((command) => command.name.length));
@@ -21,8 +31,8 @@ function mainHelp(commands: readonly (CliCommand | LazyCliCommand)[]): string {
     "  -h, --help     this help; `keel <command> --help` for a command's own",
     "  -v, --version  the version of keel",
     "",
-    "Colour is on on a terminal only. NO_COLOR=1 or TERM=dumb turns it off; FORCE_COLOR=1 turns it",
-    "on (even into a pipe) and FORCE_COLOR=0 off, over the other two.",
+    "Colour is used on a terminal only. NO_COLOR=1 or TERM=dumb turns it off; FORCE_COLOR=1 turns",
+    "it on (even into a pipe) and FORCE_COLOR=0 off, over the other two.",
     "",
     "Exit codes: 0 done, 1 failed (one line `error (<code>): …` on stderr), 2 bad arguments.",
     "",
