@@ -4,7 +4,7 @@ export interface CliIo {
   stdout(text: string): void;
   /** Writes to standard error. */
   stderr(text: string): void;
-  /** Whether to colour output (false when `NO_COLOR` is set or stdout is not a terminal). */
+  /** Whether to colour output (see {@link colorEnabled}). */
   color: boolean;
   /** The working directory relative paths are resolved against. */
   cwd: string;
@@ -12,13 +12,28 @@ export interface CliIo {
   env: Readonly<Record<string, string | undefined>>;
 }
 
-/** The io of the running process: colour only on a terminal and without `NO_COLOR`. */
+/**
+ * Whether `keel` colours its output, from the environment and whether standard output is a
+ * terminal. In order: `FORCE_COLOR` set and not empty forces colour on (even into a pipe), unless
+ * it is `0` or `false`, which turns it off (<https://force-color.org>); `NO_COLOR` set and not
+ * empty turns it off (<https://no-color.org>); `TERM=dumb` turns it off; otherwise colour is on
+ * only on a terminal. An empty variable counts as unset.
+ */
+export function colorEnabled(env: Readonly<Record<string, string | undefined>>, isTerminal: boolean): boolean {
+  const force = env["FORCE_COLOR"];
+  if (force !== undefined && force !== "") return force !== "0" && force.toLowerCase() !== "false";
+  const noColor = env["NO_COLOR"];
+  if (noColor !== undefined && noColor !== "") return false;
+  if (env["TERM"] === "dumb") return false;
+  return isTerminal;
+}
+
+/** The io of the running process, coloured as {@link colorEnabled} decides for its stdout. */
 export function processIo(): CliIo {
-  const noColor = process.env.NO_COLOR !== undefined && process.env.NO_COLOR !== "";
   return {
     stdout: (text) => void process.stdout.write(text),
     stderr: (text) => void process.stderr.write(text),
-    color: !noColor && process.stdout.isTTY === true,
+    color: colorEnabled(process.env, process.stdout.isTTY === true),
     cwd: process.cwd(),
     env: process.env,
   };

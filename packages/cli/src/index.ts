@@ -1,8 +1,8 @@
 export { KEEL_CLI_VERSION, runCli } from "./cli-main.js";
-export { paint, processIo } from "./cli-io.js";
+export { colorEnabled, paint, processIo } from "./cli-io.js";
 export type { CliIo } from "./cli-io.js";
 export { CliUsageError } from "./cli-command.js";
-export type { CliCommand, CommandArgs } from "./cli-command.js";
+export type { CliCommand, CommandArgs, LazyCliCommand } from "./cli-command.js";
 export { COMMANDS } from "./commands/index.js";
 export { openStoreLocation, openStoreUrl, parseStoreUrl, redactStoreUrl } from "./store-url.js";
 export type { StoreLocation } from "./store-url.js";

@@ -54,18 +54,34 @@ export interface Spawned {
   stderr: string;
 }
 
+/** How {@link spawnKeel} runs the binary, beyond its arguments and environment. */
+export interface SpawnOptions {
+  /** Modules to `--import` after tsx (module hooks, e.g. `test/fixtures/break-packages.mjs`). */
+  imports?: readonly string[];
+  /** The working directory (default the repository root). */
+  cwd?: string;
+  /** Runs it on a pseudo-terminal (util-linux `script`), so stdout and stderr are a TTY; stdout then holds both. */
+  terminal?: boolean;
+}
+
+/** The `keel` binary's source, run under tsx as `pnpm keel` does. */
+export const KEEL_BIN = path.join(REPO_ROOT, "packages/cli/src/bin.ts");
+
 /**
  * Runs the real `keel` binary (`packages/cli/src/bin.ts` under tsx, as `pnpm keel` does) as a
  * child process in the repository root, with `NO_COLOR=1` and `env` over this process's
- * environment, and collects its output.
+ * environment (a variable set to `undefined` is removed), and collects its output.
  */
-export function spawnKeel(args: readonly string[], env: Record<string, string | undefined> = {}): Promise<Spawned> {
+export function spawnKeel(args: readonly string[], env: Record<string, string | undefined> = {}, options: SpawnOptions = {}): Promise<Spawned> {
+  const nodeArgs = ["--import", "tsx", ...(options.imports ?? []).flatMap((file) => ["--import", file]), "--conditions=@keel/source", KEEL_BIN, ...args];
+  const merged: Record<string, string> = {};
+  for (const [name, value] of Object.entries({ ...process.env, NO_COLOR: "1", ...env })) if (value !== undefined) merged[name] = value;
+  const quote = (word: string) => `'${word.replace(/'/g, "'\\''")}'`;
+  const [file, argv] = options.terminal
+    ? ["script", ["-qec", [process.execPath, ...nodeArgs].map(quote).join(" "), "/dev/null"]]
+    : [process.execPath, nodeArgs];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "--conditions=@keel/source", "packages/cli/src/bin.ts", ...args], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, NO_COLOR: "1", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(file, argv, { cwd: options.cwd ?? REPO_ROOT, env: merged, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));

@@ -51,7 +51,7 @@ describe("keel skills", () => {
   });
 
   it("--json prints the resolved view and the layers", async () => {
-    const view = await skillsJson(["engineer", "--project", "project", "--domain", "missing", "--global", "global"]);
+    const view = await skillsJson(["engineer", "--project", "project", "--domain", "missing", "--global", "global", "--allow-missing"]);
     expect(view.layers.map((layer) => [layer.name, layer.exists])).toEqual([
       ["project", true],
       ["domain", false],
@@ -71,9 +71,22 @@ describe("keel skills", () => {
     expect(view.diagnostics.map((diagnostic) => [diagnostic.severity, diagnostic.code])).toEqual([["error", "invalid_yaml"]]);
   });
 
-  it("says when a layer directory does not exist", async () => {
+  it("refuses a layer directory that does not exist, naming it, and prints nothing on stdout", async () => {
+    for (const args of [["--domain", "nowhere"], ["--project", "project", "--domain", "nowhere", "--json"]]) {
+      const io = captureIo({ cwd: scratch.dir });
+      expect(await runCli(["skills", "engineer", ...args], io)).toBe(1);
+      expect(io.err).toBe(`error (not_found): the domain layer ${path.join(scratch.dir, "nowhere")} is not a directory; pass --allow-missing to treat a missing layer as empty\n`);
+      expect(io.out).toBe("");
+    }
+    const file = captureIo({ cwd: scratch.dir });
+    writeFileSync(path.join(scratch.dir, "a-file"), "not a layer");
+    expect(await runCli(["skills", "engineer", "--global", "a-file", "--project", "gone"], file)).toBe(1);
+    expect(file.err).toContain(`the project layer ${path.join(scratch.dir, "gone")} and the global layer ${path.join(scratch.dir, "a-file")} are not directories`);
+  });
+
+  it("with --allow-missing, shows a missing layer as empty and says it does not exist", async () => {
     const io = captureIo({ cwd: scratch.dir });
-    expect(await runCli(["skills", "engineer", "--domain", "nowhere"], io)).toBe(0);
+    expect(await runCli(["skills", "engineer", "--domain", "nowhere", "--allow-missing"], io)).toBe(0);
     expect(io.out).toContain(`domain: ${path.join(scratch.dir, "nowhere")} (does not exist)`);
     expect(io.out).toMatch(/Roots, in precedence order \(0\)\n {2}none/);
   });

@@ -1,45 +1,65 @@
 import { isAbsolute, resolve } from "node:path";
 import type { Backend } from "@keel/backend";
-import { CliUsageError, type CliCommand } from "../cli-command.js";
-import { paint } from "../cli-io.js";
-import { runDemo, type DemoBackendOpener, type DemoPolicy } from "../demo/demo-run.js";
-import { DEMO_FAKE_PROVIDER_CLIS, startDemoFakeProvider } from "../demo/demo-fake-provider.js";
+import { KeelError } from "@keel/core";
 import type { FakeProviderCli } from "@keel/testkit/provider";
+import { CliUsageError, type CliCommand } from "../cli-command.js";
+import { paint, type CliIo } from "../cli-io.js";
+import { runDemo, type DemoBackendOpener, type DemoPolicy } from "../demo/demo-run.js";
 import { createCliBackendById, CLI_BACKEND_IDS } from "../demo/demo-backends.js";
 import { DEMO_WORKFLOWS, runWorkflowDemo, type DemoWorkflow } from "../demo/demo-workflow.js";
 import { openStoreLocation, parseStoreUrl, redactStoreUrl } from "../store-url.js";
 
 const POLICIES: readonly DemoPolicy[] = ["fresh", "mission", "rolling"];
 
+/**
+ * The CLIs `keel demo --backend <cli> --fake-provider` can run: the ones `@keel/testkit/provider`
+ * configures (a test checks the two lists agree). Named here so that the demo's help and its
+ * argument checks load no testkit: only `--fake-provider` imports it.
+ */
+export const DEMO_FAKE_PROVIDER_CLIS: readonly string[] = ["pi", "codex", "claude-code", "opencode", "gemini", "copilot"];
+
+const HELP = `keel demo — replay one scripted mission under each session policy and compare them
+
+Usage: keel demo [--dir <dir>] [--policies fresh,mission,rolling] [--rounds <n>]
+                 [--backend scripted|<cli> [--fake-provider]] [--continue] [--store <url>] [--json]
+       keel demo --workflow <id> [--dir <dir>] [--json]
+
+Options:
+  --dir <dir>          the demo directory (default .keel-demo); an earlier demo there is replaced
+  --policies <list>    comma-separated, from fresh, mission, rolling (default all three)
+  --rounds <n>         rounds per policy, 1 to 50 (default 8)
+  --backend <id>       scripted (default), or a real CLI: ${CLI_BACKEND_IDS.join(", ")}
+  --fake-provider      with --backend <cli>: run the CLI on PATH against a local fake model server that
+                       plays the mission (real tool calls reading the demo repository), offline;
+                       without it the CLI uses your own login. For: ${DEMO_FAKE_PROVIDER_CLIS.join(", ")}
+                       (needs @keel/testkit installed beside @keel/cli)
+  --continue           continue the missions of the earlier demo in --dir (a restart)
+  --workflow <id>      instead, run a built-in workflow (${DEMO_WORKFLOWS.join(", ")}) end to end on the fs store,
+                       the demo acting as supervisor (once revising, then accepting)
+  --store <url>        run in this store instead of <dir>/store: a directory, sqlite:<file> or postgres://…
+  --heartbeat <s>      seconds between the heartbeat lines on stderr while a turn runs (default 10; 0: none)
+  --json               print one JSON document (the outcome and the analysis) instead of the table;
+                       the progress lines go to stderr
+  -h, --help
+
+Replays one matched mission — planner, engineer and reviewer over several rounds, with a
+repository to read and a review verdict computed from the change the reviewer is shown —
+under each role-session policy, printing a line per turn, then the comparison table. Writes
+events.jsonl and report.html into the directory and the store into <dir>/store.
+
+Exit codes: 0 the demo ran (a workflow: it completed), 1 a turn, the store or the workflow
+failed, 2 bad arguments.
+
+Example:
+  keel demo --policies fresh,rolling --rounds 8
+  keel inspect .keel-demo/store
+`;
+
 /** `keel demo`: replays one scripted mission under each policy and prints the comparison. */
 export const demoCommand: CliCommand = {
   name: "demo",
   summary: "replay one scripted mission under each session policy and compare them",
-  help: [
-    "Usage: keel demo [--dir .keel-demo] [--policies fresh,mission,rolling] [--rounds N] [--backend scripted|<cli> [--fake-provider]] [--continue]",
-    "",
-    "Replays one matched mission — planner, engineer and reviewer over several rounds, with a",
-    "repository to read and a review verdict computed from the change the reviewer is shown —",
-    "under each role-session policy on the filesystem store, printing a line per turn, then the",
-    "comparison table. Writes events.jsonl and report.html into the directory.",
-    "",
-    "Options:",
-    "  --dir <dir>          the demo directory (default .keel-demo); an earlier demo there is replaced",
-    "  --policies <list>    comma-separated, from fresh, mission, rolling (default all three)",
-    "  --rounds <n>         rounds per policy, 1 to 50 (default 8)",
-    `  --backend <id>       scripted (default), or a real CLI: ${CLI_BACKEND_IDS.join(", ")}`,
-    "  --fake-provider      with --backend <cli>: run the CLI on PATH against a local fake model server that",
-    "                       plays the mission (real tool calls reading the demo repository), offline;",
-    `                       without it the CLI uses your own login. For: ${DEMO_FAKE_PROVIDER_CLIS.join(", ")}`,
-    "  --continue           continue the missions of the earlier demo in --dir (a restart)",
-    `  --workflow <id>      instead, run a built-in workflow (${DEMO_WORKFLOWS.join(", ")}) end to end on the fs store,`,
-    "                       the demo acting as supervisor (once revising, then accepting)",
-    "  --store <url>        run in this store instead of <dir>/store: a directory, sqlite:<file> or postgres://…",
-    "",
-    "Example:",
-    "  keel demo --policies fresh,rolling --rounds 8",
-    "  keel inspect .keel-demo/store",
-  ].join("\n"),
+  help: HELP,
   options: {
     dir: { type: "string" },
     policies: { type: "string" },
@@ -49,14 +69,20 @@ export const demoCommand: CliCommand = {
     continue: { type: "boolean" },
     workflow: { type: "string" },
     store: { type: "string" },
+    heartbeat: { type: "string" },
+    json: { type: "boolean" },
   },
   allowPositionals: false,
   run: async ({ values }, io) => {
     const dirValue = typeof values.dir === "string" ? values.dir : ".keel-demo";
     const dir = isAbsolute(dirValue) ? dirValue : resolve(io.cwd, dirValue);
-    if (typeof values.workflow === "string") return runWorkflowCommand(values.workflow, dir, io);
+    const json = values.json === true;
+    // With --json, stdout holds the one document: the progress goes to stderr.
+    const say = json ? (line: string) => io.stderr(`${line}\n`) : (line: string) => io.stdout(`${line}\n`);
+    if (typeof values.workflow === "string") return runWorkflowCommand(values.workflow, dir, io, json, say);
     const policies = parsePolicies(typeof values.policies === "string" ? values.policies : undefined);
     const rounds = parseRounds(typeof values.rounds === "string" ? values.rounds : undefined);
+    const heartbeatMs = parseHeartbeat(typeof values.heartbeat === "string" ? values.heartbeat : undefined);
     const backendId = typeof values.backend === "string" ? values.backend : "scripted";
     const fake = values["fake-provider"] === true;
     let backend: Backend | "scripted" | DemoBackendOpener = "scripted";
@@ -65,13 +91,13 @@ export const demoCommand: CliCommand = {
         throw new CliUsageError(`--fake-provider needs --backend with one of ${DEMO_FAKE_PROVIDER_CLIS.join(", ")}, got "${backendId}"`);
       }
       const path = io.env.PATH ?? "/usr/local/bin:/usr/bin:/bin";
-      backend = ({ dir, workspace }) => startDemoFakeProvider(backendId as FakeProviderCli, dir, workspace, path);
+      backend = async ({ dir: demoDir, workspace }) => (await loadFakeProvider()).startDemoFakeProvider(backendId as FakeProviderCli, demoDir, workspace, path);
     } else if (backendId !== "scripted") {
       const made = createCliBackendById(backendId);
       if (made.isErr()) throw new CliUsageError(made.error.message);
       backend = made.value;
     }
-    io.stdout(`${paint(io, "bold", "keel demo")}: ${policies.join(", ")} × ${rounds} rounds on ${backendId}${fake ? " against the fake provider (offline)" : ""}, in ${dir}\n`);
+    say(`${paint(io, "bold", "keel demo")}: ${policies.join(", ")} × ${rounds} rounds on ${backendId}${fake ? " against the fake provider (offline)" : ""}, in ${dir}`);
     const outcome = await runDemo({
       dir,
       policies,
@@ -79,19 +105,36 @@ export const demoCommand: CliCommand = {
       backend,
       continueMissions: values.continue === true,
       ...(typeof values.store === "string" ? { store: demoStore(values.store, io.cwd) } : {}),
-      progress: (line) => io.stdout(`${line}\n`),
-      heartbeat: (line) => io.stderr(`${line}\n`),
-      color: io.color,
+      progress: say,
+      ...(heartbeatMs === 0 ? { heartbeat: () => undefined } : { heartbeat: (line: string) => io.stderr(`${line}\n`), heartbeatMs }),
+      color: io.color && !json,
     });
     if (outcome.isErr()) {
       io.stderr(`${paint(io, "red", "error")} (${outcome.error.code}): ${outcome.error.message}\n`);
       return outcome.error.code === "invalid_input" ? 2 : 1;
     }
-    io.stdout(`\n${outcome.value.table}\n`);
-    io.stdout(`events: ${outcome.value.files.events}\nreport: ${outcome.value.files.report}\nstore:  ${outcome.value.files.store}  (keel inspect ${outcome.value.files.store})\n`);
+    const { files, turns, analysis, table } = outcome.value;
+    if (json) {
+      io.stdout(`${JSON.stringify({ dir, policies, rounds, backend: backendId, fakeProvider: fake, turns, files, analysis }, null, 2)}\n`);
+      return 0;
+    }
+    io.stdout(`\n${table}\n`);
+    io.stdout(`events: ${files.events}\nreport: ${files.report}\nstore:  ${files.store}  (keel inspect ${files.store})\n`);
     return 0;
   },
 };
+
+/** Imports the fake provider (and with it `@keel/testkit`) only for `--fake-provider`. */
+async function loadFakeProvider(): Promise<typeof import("../demo/demo-fake-provider.js")> {
+  try {
+    return await import("../demo/demo-fake-provider.js");
+  } catch (error) {
+    throw new KeelError("unavailable", `--fake-provider needs @keel/testkit: install it beside @keel/cli (npm install -g @keel/testkit). ${error instanceof Error ? error.message.split("\n")[0] : ""}`, {
+      details: {},
+      cause: error,
+    });
+  }
+}
 
 function parsePolicies(text: string | undefined): DemoPolicy[] {
   if (text === undefined) return [...POLICIES];
@@ -109,16 +152,28 @@ function parseRounds(text: string | undefined): number {
   return Number(text);
 }
 
-async function runWorkflowCommand(workflow: string, dir: string, io: Parameters<CliCommand["run"]>[1]): Promise<number> {
+/** `--heartbeat <seconds>` in milliseconds: 0.05 to 3600 seconds, or 0 for none (default 10). */
+function parseHeartbeat(text: string | undefined): number {
+  if (text === undefined) return 10_000;
+  const seconds = Number(text);
+  if (!/^\d+(\.\d+)?$/.test(text) || (seconds !== 0 && (seconds < 0.05 || seconds > 3600))) {
+    throw new CliUsageError(`--heartbeat must be a number of seconds from 0.05 to 3600, or 0 for none, got "${text}"`);
+  }
+  return Math.round(seconds * 1000);
+}
+
+async function runWorkflowCommand(workflow: string, dir: string, io: CliIo, json: boolean, say: (line: string) => void): Promise<number> {
   if (!(DEMO_WORKFLOWS as readonly string[]).includes(workflow)) throw new CliUsageError(`unknown workflow "${workflow}": use ${DEMO_WORKFLOWS.join(" or ")}`);
-  io.stdout(`${paint(io, "bold", "keel demo")}: workflow ${workflow} on the scripted backend, in ${dir}\n`);
-  const outcome = await runWorkflowDemo({ dir, workflow: workflow as DemoWorkflow, progress: (line) => io.stdout(`${line}\n`) });
+  say(`${paint(io, "bold", "keel demo")}: workflow ${workflow} on the scripted backend, in ${dir}`);
+  const outcome = await runWorkflowDemo({ dir, workflow: workflow as DemoWorkflow, progress: say });
   if (outcome.isErr()) {
     io.stderr(`${paint(io, "red", "error")} (${outcome.error.code}): ${outcome.error.message}\n`);
     return 1;
   }
-  io.stdout(`\n${workflow}: ${outcome.value.status.status} after ${outcome.value.status.corrections.used} correction(s)\nstore:  ${outcome.value.store}  (keel inspect ${outcome.value.store})\n`);
-  return outcome.value.status.status === "completed" ? 0 : 1;
+  const { status, store } = outcome.value;
+  if (json) io.stdout(`${JSON.stringify({ dir, workflow, store, status }, null, 2)}\n`);
+  else io.stdout(`\n${workflow}: ${status.status} after ${status.corrections.used} correction(s)\nstore:  ${store}  (keel inspect ${store})\n`);
+  return status.status === "completed" ? 0 : 1;
 }
 
 /** The store of `--store <url>`: checked now (a bad URL is a usage error), opened by the run. */

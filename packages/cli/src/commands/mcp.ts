@@ -30,7 +30,7 @@ Speaks JSON-RPC on stdin and stdout until stdin ends; nothing else is written to
 Exit codes: 0 the client closed the connection; 1 the server failed; 2 bad usage (unknown
 option, no --config, unreadable or invalid config, bad store URL).
 
-MCP config (e.g. .mcp.json of Claude Code):
+Example (an MCP config, e.g. .mcp.json of Claude Code):
   { "mcpServers": { "keel": { "command": "keel", "args": ["mcp", "--config", "keel-workflow.json", "--store", ".keel"] } } }
 `;
 

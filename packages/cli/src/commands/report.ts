@@ -9,13 +9,14 @@ import { printable } from "../internal/inspect-text.js";
 
 const HELP = `keel report — compare session policies from an events file
 
-Usage: keel report <events.jsonl> [--html <out.html>]
+Usage: keel report <events.jsonl> [--html <out.html>] [--json]
 
 Arguments:
   events.jsonl     an events file (one Keel event per line, as keel demo and the JSONL sink write it)
 
 Options:
   --html <file>    also write a self-contained HTML page (tables and charts) to <file>
+  --json           print one JSON document { file, torn, analysis, workSessions } instead of the text
   -h, --help
 
 Prints, per session policy: turns by action (fresh, resumed, rotated), rotations by reason,
@@ -29,6 +30,7 @@ Exit codes: 0 reported, 1 the file is missing, damaged or the page cannot be wri
 
 Example:
   keel report .keel-demo/events.jsonl --html report.html
+  keel report .keel-demo/events.jsonl --json > analysis.json
 `;
 
 const writeText = ResultAsync.fromThrowable(
@@ -41,12 +43,12 @@ function fail(io: CliIo, error: KeelError): number {
   return 1;
 }
 
-/** `keel report <events.jsonl> [--html out.html]`: the policy comparison of an events file. */
+/** `keel report <events.jsonl> [--html out.html] [--json]`: the policy comparison of an events file. */
 export const reportCommand: CliCommand = {
   name: "report",
-  summary: "compare session policies from an events.jsonl file (text, or --html)",
+  summary: "compare session policies from an events.jsonl file (text, --json or --html)",
   help: HELP,
-  options: { html: { type: "string" } },
+  options: { html: { type: "string" }, json: { type: "boolean" } },
   allowPositionals: true,
   run: async (args, io) => {
     const [file, ...extra] = args.positionals;
@@ -62,12 +64,16 @@ export const reportCommand: CliCommand = {
     }
     const analysis = analyzeEvents(events);
     if (analysis.isErr()) return fail(io, analysis.error);
-    const text = renderReport(analysis.value, { format: "text", color: io.color });
-    if (text.isErr()) return fail(io, text.error);
-    io.stdout(text.value.endsWith("\n") ? text.value : `${text.value}\n`);
     const work = analyzeWorkSessions(events);
     if (work.isErr()) return fail(io, work.error);
-    io.stdout(`\n${renderWorkSessionReport(work.value)}`);
+    if (args.values["json"] === true) {
+      io.stdout(`${JSON.stringify({ file: path.resolve(io.cwd, file), torn: torn ?? null, analysis: analysis.value, workSessions: work.value }, null, 2)}\n`);
+    } else {
+      const text = renderReport(analysis.value, { format: "text", color: io.color });
+      if (text.isErr()) return fail(io, text.error);
+      io.stdout(text.value.endsWith("\n") ? text.value : `${text.value}\n`);
+      io.stdout(`\n${renderWorkSessionReport(work.value)}`);
+    }
     if (typeof html === "string") {
       const page = renderReport(analysis.value, { format: "html" });
       if (page.isErr()) return fail(io, page.error);

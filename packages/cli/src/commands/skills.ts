@@ -9,7 +9,8 @@ import { runSkillsManage, SKILLS_MANAGE_HELP, SKILLS_MANAGE_OPTIONS, SKILLS_MANA
 
 const HELP = `keel skills — show the skills a role sees
 
-Usage: keel skills <role> [--project <dir>] [--domain <dir>] [--global <dir>] [--strict] [--json]
+Usage: keel skills <role> [--project <dir>] [--domain <dir>] [--global <dir>] [--allow-missing]
+                   [--strict] [--json]
 
 Arguments:
   role               the role (engineer, reviewer, …): letters, digits, '.', '_' or '-'
@@ -18,6 +19,8 @@ Options:
   --project <dir>    the project layer (highest precedence)
   --domain <dir>     the domain (vertical) layer
   --global <dir>     the global layer (lowest precedence)
+  --allow-missing    treat a layer directory that does not exist as empty (without it, a
+                     missing layer is an error: a typo must not show an empty view)
   --strict           judge SKILL.md files strictly: every Agent Skills spec violation is an
                      error for that skill (which is then left out), and the exit code is 1 when
                      any diagnostic is an error
@@ -29,7 +32,8 @@ At least one layer is required. A layer holds one directory per role:
 and then every other role's directory (REFERENCE); an earlier root shadows a later skill of the
 same name. Only frontmatter is read, never a skill's body.
 
-Exit codes: 0 listed, 1 discovery failed (or, with --strict, a diagnostic is an error), 2 bad arguments.
+Exit codes: 0 listed, 1 a layer does not exist (without --allow-missing) or discovery failed
+(or, with --strict, a diagnostic is an error), 2 bad arguments.
 
 Example:
   keel skills engineer --project .keel/skills --global ~/.keel/skills
@@ -56,6 +60,7 @@ export const skillsCommand: CliCommand = {
     global: { type: "string" },
     strict: { type: "boolean" },
     json: { type: "boolean" },
+    "allow-missing": { type: "boolean" },
     ...SKILLS_MANAGE_OPTIONS,
   },
   allowPositionals: true,
@@ -72,6 +77,13 @@ export const skillsCommand: CliCommand = {
       layers.push({ name, dir: path.resolve(io.cwd, dir) });
     }
     if (layers.length === 0) throw new CliUsageError("skills needs at least one layer: --project, --domain or --global <dir>");
+    const shownLayers = await Promise.all(layers.map(async (layer) => ({ ...layer, exists: await isDirectory(layer.dir) })));
+    const missing = shownLayers.filter((layer) => !layer.exists);
+    if (missing.length > 0 && args.values["allow-missing"] !== true) {
+      const named = missing.map((layer) => `the ${layer.name} layer ${printable(layer.dir)}`).join(" and ");
+      io.stderr(`${paint(io, "red", "error")} (not_found): ${named} ${missing.length === 1 ? "is not a directory" : "are not directories"}; pass --allow-missing to treat a missing layer as empty\n`);
+      return 1;
+    }
     const strict = args.values["strict"] === true;
     const library = createSkillLibrary({ layers, mode: strict ? "strict" : "lenient" });
     const resolved = await library.resolve(role);
@@ -81,7 +93,6 @@ export const skillsCommand: CliCommand = {
       return 1;
     }
     const view = resolved.value;
-    const shownLayers = await Promise.all(library.layers.map(async (layer) => ({ ...layer, exists: await isDirectory(layer.dir) })));
     if (args.values["json"] === true) io.stdout(`${JSON.stringify({ layers: shownLayers, ...view }, null, 2)}\n`);
     else io.stdout(renderSkillView(view, shownLayers, io));
     const errors = view.diagnostics.filter((diagnostic) => diagnostic.severity === "error").length;

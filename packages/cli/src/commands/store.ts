@@ -6,7 +6,12 @@ import { openStoreUrl, redactStoreUrl } from "../store-url.js";
 
 const HELP = `keel store — move a deployment between stores
 
-Usage: keel store copy <from> <to> [--force]
+Usage: keel store copy <from> <to> [--force] [--json]
+
+Options:
+  --force               copy into a target that already holds documents or logs
+  --json                print one JSON document { from, to, documents, logs, records }
+  -h, --help
 
 Store URLs:
   <dir>                 a filesystem store directory (.keel)
@@ -24,12 +29,12 @@ Example:
   keel store copy sqlite:.keel/keel.db "postgres://keel@db.internal:5432/keel?schema=prod"
 `;
 
-/** `keel store copy <from> <to> [--force]`: copies a store into another, through the ports. */
+/** `keel store copy <from> <to> [--force] [--json]`: copies a store into another, through the ports. */
 export const storeCommand: CliCommand = {
   name: "store",
   summary: "copy a store into another (a directory, sqlite:<file>, postgres://…)",
   help: HELP,
-  options: { force: { type: "boolean" } },
+  options: { force: { type: "boolean" }, json: { type: "boolean" } },
   allowPositionals: true,
   run: async (args, io) => {
     const [action, from, to, ...extra] = args.positionals;
@@ -45,6 +50,10 @@ export const storeCommand: CliCommand = {
           return 1;
         }
         const { documents, logs, records } = copied.value;
+        if (args.values["json"] === true) {
+          io.stdout(`${JSON.stringify({ from: redactStoreUrl(from), to: redactStoreUrl(to), documents, logs, records }, null, 2)}\n`);
+          return 0;
+        }
         io.stdout(`copied ${documents} documents and ${logs} logs (${records} records) from ${redactStoreUrl(from)} to ${redactStoreUrl(to)}\n`);
         return 0;
       } finally {

@@ -7,11 +7,8 @@ import { createCopilotBackend } from "@keel/backends/copilot";
 import { createGeminiBackend } from "@keel/backends/gemini";
 import { createOpenCodeBackend } from "@keel/backends/opencode";
 import { createPiBackend } from "@keel/backends/pi";
-import { FAKE_PROVIDER_CLIS, fakeProviderSetup, startFakeProvider, type FakeProvider, type FakeProviderAdapterOptions, type FakeProviderCli, type FakeProviderRequest, type FakeReply } from "@keel/testkit/provider";
+import { fakeProviderSetup, startFakeProvider, type FakeProvider, type FakeProviderAdapterOptions, type FakeProviderCli, type FakeProviderRequest, type FakeReply } from "@keel/testkit/provider";
 import { demoProviderReply } from "./demo-provider-script.js";
-
-/** The CLIs `keel demo --backend <cli> --fake-provider` can run. */
-export const DEMO_FAKE_PROVIDER_CLIS: readonly string[] = FAKE_PROVIDER_CLIS;
 
 type Factory = (options: { env: Record<string, string> } & FakeProviderAdapterOptions) => Backend;
 
