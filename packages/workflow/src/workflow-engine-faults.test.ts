@@ -201,15 +201,89 @@ describe("source fingerprints", () => {
 describe("packets the journal cannot rebuild", () => {
   it("a stage never runs without its inputs: missing packets must be passed back", async () => {
     const clock = createManualClock();
-    const store = createMemoryStore({ clock });
+    const base = createMemoryStore({ clock });
+    // The journal's call results are lost (read without them); its commits, the run's state, remain.
+    let lost = false;
+    const store: KeelStore = {
+      ...base,
+      docs: base.docs,
+      leases: base.leases,
+      check: (options) => base.check(options),
+      close: () => base.close(),
+      logs: {
+        ...base.logs,
+        append: (log, records, options) => base.logs.append(log, records, options),
+        head: (log) => base.logs.head(log),
+        delete: (log, options) => base.logs.delete(log, options),
+        list: (prefix) => base.logs.list(prefix),
+        read: (log, options) =>
+          base.logs.read(log, options).map((records) => (lost && log[0] === "workflow-journal" ? records.map((record) => ({ ...record, value: { commit: (record.value as { commit?: unknown }).commit ?? null } as never })).filter((record) => (record.value as { commit: unknown }).commit !== null) : records)),
+      },
+    };
     const { engine } = makeEngine({ store, clock });
     const run = (await engine.start(reviewTask("lost", { evidence: { context: "no diff yet" } })))._unsafeUnwrap();
     const blocked = (await engine.step(run.runId, { version: 1 }))._unsafeUnwrap();
     const packet = blocked.ran[0]!;
-    (await store.logs.delete(["workflow-journal", run.runId]))._unsafeUnwrap();
+    lost = true;
     const refused = await engine.step(run.runId, { version: blocked.status.version });
     expect(refused._unsafeUnwrapErr()).toMatchObject({ code: "not_found", details: { reason: "packets_missing", digests: [packet.packetDigest] } });
     const passed = (await engine.step(run.runId, { version: blocked.status.version, packets: [{ digest: packet.packetDigest!, packet: packet.packet! }] }))._unsafeUnwrap();
     expect(passed.status.outcome).toMatchObject({ reason: "missing_evidence" });
+  });
+});
+
+describe("the write path of a step", () => {
+  /** A memory store that counts its durable writes by kind. */
+  function countingStore() {
+    const clock = createManualClock();
+    const base = createMemoryStore({ clock });
+    const writes: string[] = [];
+    const store: KeelStore = {
+      ...base,
+      check: (options) => base.check(options),
+      close: () => base.close(),
+      docs: { ...base.docs, get: base.docs.get, list: base.docs.list, put: (key, value, condition) => (writes.push(`put ${key[0]}`), base.docs.put(key, value, condition)), delete: (key, condition) => (writes.push(`delete ${key[0]}`), base.docs.delete(key, condition)) },
+      logs: { ...base.logs, read: base.logs.read, head: base.logs.head, list: base.logs.list, append: (log, records, options) => (writes.push(`append ${log[0]}`), base.logs.append(log, records, options)), delete: (log, options) => (writes.push(`delete ${log[0]}`), base.logs.delete(log, options)) },
+    };
+    return { store, clock, writes };
+  }
+
+  it("a one-stage step is three durable writes: reserve, one journal record carrying the commit, settle; the run document is not rewritten", async () => {
+    const { store, clock, writes } = countingStore();
+    const oneStage = { schemaVersion: 1, id: "one_stage", version: "1.0.0", description: "one local stage", kind: "review", reviseFrom: "look", stages: [{ id: "look", kind: "local", role: "explorer", skills: ["explore"] }, { id: "done", kind: "checkpoint", final: true }] };
+    const { engine } = makeEngine({ store, clock, definitions: { workflows: [oneStage] } as never });
+    const run = (await engine.start({ ...reviewTask("one"), workflow: "one_stage" }))._unsafeUnwrap();
+    writes.length = 0;
+    const step = (await engine.step(run.runId, { version: 1 }))._unsafeUnwrap();
+    // The budget ledger's compare-and-swap (reserve), the journal, the budget's close log (settle).
+    expect(writes).toEqual(["put budget", "append workflow-journal", "append budget"]);
+    const journal = (await store.logs.read(["workflow-journal", run.runId]))._unsafeUnwrap();
+    expect(journal).toHaveLength(1);
+    expect(journal[0]!.value).toMatchObject({ callIndex: 0, commit: { version: 2, status: "awaiting_checkpoint" } });
+    expect((await engine.status(run.runId))._unsafeUnwrap()).toMatchObject({ version: step.status.version, status: "awaiting_checkpoint" });
+    writes.length = 0;
+    (await engine.checkpoint(run.runId, { version: step.status.version, action: "accept", acknowledgeUnverifiedChecks: true }))._unsafeUnwrap();
+    expect(writes).toEqual(["append workflow-journal"]);
+  });
+
+  it("an abort while a step runs wins: the step's commit is refused with conflict and the run stays aborted", async () => {
+    const clock = createManualClock();
+    const store = createMemoryStore({ clock });
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const calls = scriptedExecutor();
+    const { engine } = makeEngine({ store, clock, executeStage: async (call) => {
+      await gate;
+      return calls.executeStage(call);
+    } });
+    const run = (await engine.start(reviewTask("abort-race")))._unsafeUnwrap();
+    const stepping = engine.step(run.runId, { version: 1 });
+    while ((await engine.status(run.runId))._unsafeUnwrap().lease.state !== "held") await new Promise((resolve) => setTimeout(resolve, 2));
+    const aborted = (await engine.abort(run.runId, { version: 1 }))._unsafeUnwrap();
+    expect(aborted).toMatchObject({ status: "aborted", version: 2 });
+    release();
+    const step = await stepping;
+    expect(step._unsafeUnwrapErr()).toMatchObject({ code: "conflict", details: { reason: "stale_version" } });
+    expect((await engine.status(run.runId))._unsafeUnwrap()).toMatchObject({ status: "aborted", version: 2 });
   });
 });
