@@ -6,7 +6,7 @@ import { runDemo, type DemoBackendOpener, type DemoPolicy } from "../demo/demo-r
 import { DEMO_FAKE_PROVIDER_CLIS, startDemoFakeProvider } from "../demo/demo-fake-provider.js";
 import type { FakeProviderCli } from "@keel/testkit/provider";
 import { createCliBackendById, CLI_BACKEND_IDS } from "../demo/demo-backends.js";
-import { DEMO_WORKFLOWS, runWorkflowDemo, type DemoWorkflow } from "../demo/demo-workflow.js";
+import { DEMO_WORKFLOWS, runWorkflowDemo, workflowProviderReply, type DemoWorkflow } from "../demo/demo-workflow.js";
 import { openStoreLocation, parseStoreUrl, redactStoreUrl } from "../store-url.js";
 
 const POLICIES: readonly DemoPolicy[] = ["fresh", "mission", "rolling"];
@@ -33,7 +33,8 @@ export const demoCommand: CliCommand = {
     `                       without it the CLI uses your own login. For: ${DEMO_FAKE_PROVIDER_CLIS.join(", ")}`,
     "  --continue           continue the missions of the earlier demo in --dir (a restart)",
     `  --workflow <id>      instead, run a built-in workflow (${DEMO_WORKFLOWS.join(", ")}) end to end on the fs store,`,
-    "                       the demo acting as supervisor (once revising, then accepting)",
+    "                       the demo acting as supervisor (once revising, then accepting); --backend and",
+    "                       --fake-provider choose what runs its stages",
     "  --store <url>        run in this store instead of <dir>/store: a directory, sqlite:<file> or postgres://…",
     "",
     "Example:",
@@ -54,7 +55,7 @@ export const demoCommand: CliCommand = {
   run: async ({ values }, io) => {
     const dirValue = typeof values.dir === "string" ? values.dir : ".keel-demo";
     const dir = isAbsolute(dirValue) ? dirValue : resolve(io.cwd, dirValue);
-    if (typeof values.workflow === "string") return runWorkflowCommand(values.workflow, dir, io);
+    const workflow = typeof values.workflow === "string" ? values.workflow : undefined;
     const policies = parsePolicies(typeof values.policies === "string" ? values.policies : undefined);
     const rounds = parseRounds(typeof values.rounds === "string" ? values.rounds : undefined);
     const backendId = typeof values.backend === "string" ? values.backend : "scripted";
@@ -65,13 +66,15 @@ export const demoCommand: CliCommand = {
         throw new CliUsageError(`--fake-provider needs --backend with one of ${DEMO_FAKE_PROVIDER_CLIS.join(", ")}, got "${backendId}"`);
       }
       const path = io.env.PATH ?? "/usr/local/bin:/usr/bin:/bin";
-      backend = ({ dir, workspace }) => startDemoFakeProvider(backendId as FakeProviderCli, dir, workspace, path);
+      backend = ({ dir, workspace }) => startDemoFakeProvider(backendId as FakeProviderCli, dir, workspace, path, workflow === undefined ? undefined : workflowProviderReply);
     } else if (backendId !== "scripted") {
       const made = createCliBackendById(backendId);
       if (made.isErr()) throw new CliUsageError(made.error.message);
       backend = made.value;
     }
-    io.stdout(`${paint(io, "bold", "keel demo")}: ${policies.join(", ")} × ${rounds} rounds on ${backendId}${fake ? " against the fake provider (offline)" : ""}, in ${dir}\n`);
+    const on = `${backendId}${fake ? " against the fake provider (offline)" : ""}`;
+    if (workflow !== undefined) return runWorkflowCommand(workflow, dir, { backend, on }, io);
+    io.stdout(`${paint(io, "bold", "keel demo")}: ${policies.join(", ")} × ${rounds} rounds on ${on}, in ${dir}\n`);
     const outcome = await runDemo({
       dir,
       policies,
@@ -109,10 +112,10 @@ function parseRounds(text: string | undefined): number {
   return Number(text);
 }
 
-async function runWorkflowCommand(workflow: string, dir: string, io: Parameters<CliCommand["run"]>[1]): Promise<number> {
+async function runWorkflowCommand(workflow: string, dir: string, run: { backend: Backend | "scripted" | DemoBackendOpener; on: string }, io: Parameters<CliCommand["run"]>[1]): Promise<number> {
   if (!(DEMO_WORKFLOWS as readonly string[]).includes(workflow)) throw new CliUsageError(`unknown workflow "${workflow}": use ${DEMO_WORKFLOWS.join(" or ")}`);
-  io.stdout(`${paint(io, "bold", "keel demo")}: workflow ${workflow} on the scripted backend, in ${dir}\n`);
-  const outcome = await runWorkflowDemo({ dir, workflow: workflow as DemoWorkflow, progress: (line) => io.stdout(`${line}\n`) });
+  io.stdout(`${paint(io, "bold", "keel demo")}: workflow ${workflow} on ${run.on}, in ${dir}\n`);
+  const outcome = await runWorkflowDemo({ dir, workflow: workflow as DemoWorkflow, backend: run.backend, progress: (line) => io.stdout(`${line}\n`) });
   if (outcome.isErr()) {
     io.stderr(`${paint(io, "red", "error")} (${outcome.error.code}): ${outcome.error.message}\n`);
     return 1;
