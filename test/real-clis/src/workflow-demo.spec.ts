@@ -3,11 +3,12 @@
 // the supervisor (revising once, then accepting).
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { runCli, type CliIo } from "@keel/cli";
+import { join } from "node:path";
+import { runCli } from "@keel/cli";
 import { createFsStore } from "@keel/store-fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cliBinary, cliInstalled } from "./cli-sandbox.js";
+import { cliInstalled } from "./cli-sandbox.js";
+import { demoCliIo } from "./demo-cli-io.js";
 
 const FIRST = "the last index is fixed; the empty list is not handled";
 const REVISED = "the empty list is handled; approve";
@@ -22,18 +23,10 @@ describe.skipIf(!cliInstalled("pi"))("keel demo --workflow review_change --backe
   });
 
   it("runs every stage on the real CLI, revises once, accepts, and prints each stage, status, attempts and budget", async () => {
-    let out = "";
-    let err = "";
-    const io: CliIo = {
-      stdout: (text) => void (out += text),
-      stderr: (text) => void (err += text),
-      color: false,
-      cwd: root,
-      // The pinned pi first on PATH: the demo runs the CLI it finds there.
-      env: { PATH: [dirname(cliBinary("pi")), dirname(process.execPath), "/usr/local/bin", "/usr/bin", "/bin"].join(":") },
-    };
+    const { io, out: output, err } = demoCliIo("pi", root);
     const code = await runCli(["demo", "--workflow", "review_change", "--backend", "pi", "--fake-provider", "--dir", "demo"], io);
-    expect(err).toBe("");
+    const out = output();
+    expect(err()).toBe("");
     expect(code).toBe(0);
     const lines = out.split("\n");
     expect(lines[0]).toMatch(/^keel demo: workflow review_change on pi against the fake provider \(offline\), in /);
