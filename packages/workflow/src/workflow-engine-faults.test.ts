@@ -286,4 +286,30 @@ describe("the write path of a step", () => {
     expect(step._unsafeUnwrapErr()).toMatchObject({ code: "conflict", details: { reason: "stale_version" } });
     expect((await engine.status(run.runId))._unsafeUnwrap()).toMatchObject({ status: "aborted", version: 2 });
   });
+
+  it("a step that stalled past its lease commits nothing after another step took over", async () => {
+    const clock = createManualClock();
+    const store = createMemoryStore({ clock });
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const stalled = scriptedExecutor();
+    const first = makeEngine({ store, clock, leaseTtlMs: 5000, executeStage: async (call) => {
+      await gate;
+      return stalled.executeStage(call);
+    } });
+    const run = (await first.engine.start(reviewTask("stalled")))._unsafeUnwrap();
+    const stepping = first.engine.step(run.runId, { version: 1 });
+    while ((await first.engine.status(run.runId))._unsafeUnwrap().lease.state !== "held") await new Promise((resolve) => setTimeout(resolve, 2));
+    clock.advance(6000);
+    const { engine } = makeEngine({ store, clock, leaseTtlMs: 5000 });
+    const takeover = (await engine.step(run.runId, { version: 1 }))._unsafeUnwrap();
+    expect(takeover.status).toMatchObject({ status: "awaiting_checkpoint", version: 2 });
+    release();
+    const late = await stepping;
+    expect(["lease_lost", "conflict"]).toContain(late._unsafeUnwrapErr().code);
+    expect((await engine.status(run.runId))._unsafeUnwrap()).toMatchObject({ status: "awaiting_checkpoint", version: 2 });
+    // The stalled step's call is journaled nowhere: the journal holds the takeover's calls and commit only.
+    const journal = (await store.logs.read(["workflow-journal", run.runId]))._unsafeUnwrap();
+    expect(journal.map((record) => (record.value as { callIndex?: number }).callIndex)).toEqual([0, 1]);
+  });
 });
