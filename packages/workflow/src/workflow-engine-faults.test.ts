@@ -7,6 +7,7 @@ import { createFsStore } from "@keel/store-fs";
 import { errAsync } from "neverthrow";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { issueTask, makeEngine, reviewTask, scriptedExecutor } from "../test/support.js";
+import type { ExecuteStage, WorkflowEngine } from "./index.js";
 
 /** A store whose journal appends fail from the `failFrom`-th one on (a crash between a stage's completion and its journal record). */
 function failingAppends(store: KeelStore, failFrom: number): KeelStore & { appends: () => number } {
@@ -232,6 +233,22 @@ describe("packets the journal cannot rebuild", () => {
   });
 });
 
+/** An executor whose calls wait until `release()`, and a wait for a step to hold the run's lease. */
+function gatedExecutor() {
+  let open: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const calls = scriptedExecutor();
+  const executeStage: ExecuteStage = async (call) => {
+    await gate;
+    return calls.executeStage(call);
+  };
+  return { executeStage, release: () => open() };
+}
+
+async function leaseHeld(engine: WorkflowEngine, runId: string): Promise<void> {
+  while ((await engine.status(runId))._unsafeUnwrap().lease.state !== "held") await new Promise((resolve) => setTimeout(resolve, 2));
+}
+
 describe("the write path of a step", () => {
   /** A memory store that counts its durable writes by kind. */
   function countingStore() {
@@ -269,16 +286,11 @@ describe("the write path of a step", () => {
   it("an abort while a step runs wins: the step's commit is refused with conflict and the run stays aborted", async () => {
     const clock = createManualClock();
     const store = createMemoryStore({ clock });
-    let release: () => void = () => undefined;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    const calls = scriptedExecutor();
-    const { engine } = makeEngine({ store, clock, executeStage: async (call) => {
-      await gate;
-      return calls.executeStage(call);
-    } });
+    const { executeStage, release } = gatedExecutor();
+    const { engine } = makeEngine({ store, clock, executeStage });
     const run = (await engine.start(reviewTask("abort-race")))._unsafeUnwrap();
     const stepping = engine.step(run.runId, { version: 1 });
-    while ((await engine.status(run.runId))._unsafeUnwrap().lease.state !== "held") await new Promise((resolve) => setTimeout(resolve, 2));
+    await leaseHeld(engine, run.runId);
     const aborted = (await engine.abort(run.runId, { version: 1 }))._unsafeUnwrap();
     expect(aborted).toMatchObject({ status: "aborted", version: 2 });
     release();
@@ -290,16 +302,11 @@ describe("the write path of a step", () => {
   it("a step that stalled past its lease commits nothing after another step took over", async () => {
     const clock = createManualClock();
     const store = createMemoryStore({ clock });
-    let release: () => void = () => undefined;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    const stalled = scriptedExecutor();
-    const first = makeEngine({ store, clock, leaseTtlMs: 5000, executeStage: async (call) => {
-      await gate;
-      return stalled.executeStage(call);
-    } });
+    const { executeStage, release } = gatedExecutor();
+    const first = makeEngine({ store, clock, leaseTtlMs: 5000, executeStage });
     const run = (await first.engine.start(reviewTask("stalled")))._unsafeUnwrap();
     const stepping = first.engine.step(run.runId, { version: 1 });
-    while ((await first.engine.status(run.runId))._unsafeUnwrap().lease.state !== "held") await new Promise((resolve) => setTimeout(resolve, 2));
+    await leaseHeld(first.engine, run.runId);
     clock.advance(6000);
     const { engine } = makeEngine({ store, clock, leaseTtlMs: 5000 });
     const takeover = (await engine.step(run.runId, { version: 1 }))._unsafeUnwrap();
