@@ -82,8 +82,8 @@ export { TERMINAL_STATES, checkVersion, decideAbort, decideCheckpoint, invalidat
 export type { CheckpointDecisionInput, CheckpointRecord, PacketRecord, RunDoc, RunOutcome, RunState, StageRecord, StageState, TaskIdentity } from "./run-state.js";
 export { buildStatus, boundStatus } from "./run-status.js";
 export type { BudgetStatus, LeaseStatus, RunStatus, StageStatus } from "./run-status.js";
-export { appendJournal, callHash, decideReplay, describeDiff, journalKey, readJournal } from "./run-journal.js";
-export type { JournalCall, JournalRecord, JournalResult, ReplayDecision } from "./run-journal.js";
+export { appendJournal, callHash, decideReplay, describeDiff, isCommitOnly, journalKey, readJournal } from "./run-journal.js";
+export type { AppendJournalOptions, JournalCall, JournalEntry, JournalRecord, JournalResult, ReplayDecision } from "./run-journal.js";
 export type { ExecuteStage, StageCall, StageResult } from "./stage-execute.js";
 export { createWorkflowEngine } from "./workflow-engine.js";
 export type { PlanResponse, PlannedRouting, RanCall, StepResponse, WorkflowEngine, WorkflowEngineOptions } from "./workflow-engine.js";

@@ -1,5 +1,5 @@
 import { KeelError, digest, newId, type JsonObject } from "@keel/core";
-import type { Key, LogStore } from "@keel/store";
+import type { Fence, Key, LogStore } from "@keel/store";
 import { errAsync, okAsync, type ResultAsync } from "neverthrow";
 import type { MismatchPolicy } from "./engine-requests.js";
 
@@ -26,6 +26,21 @@ export interface JournalRecord {
   result: JournalResult;
 }
 
+/**
+ * A record of the journal log: a call record, a call record that also commits the run's new
+ * state (`commit`: the last call of a step), or a commit alone (a step that made no call, a
+ * checkpoint, an abort). The run's state is its latest commit, or the run document when there is none.
+ */
+export type JournalEntry = (JournalRecord & { commit?: JsonObject }) | { commit: JsonObject };
+
+/** Options of {@link appendJournal}. */
+export interface AppendJournalOptions {
+  /** The journal's last seq as read (the run's state at that seq): a different one is `conflict`. */
+  expectedSeq?: number;
+  /** The run lease's fence: an append after the lease was lost is `lease_lost`. */
+  fence?: Fence;
+}
+
 /** The journal log of a run. */
 export function journalKey(runId: string): Key {
   return ["workflow-journal", runId];
@@ -45,6 +60,7 @@ export function readJournal(logs: LogStore, runId: string): ResultAsync<Map<numb
     const byIndex = new Map<number, JournalRecord>();
     for (const record of records) {
       const value = record.value as unknown as JournalRecord;
+      if (isCommitOnly(record.value)) continue;
       if (typeof value !== "object" || value === null || typeof value.callIndex !== "number" || typeof value.hash !== "string") {
         return errAsync(new KeelError("corrupt", `journal record ${record.seq} of run ${runId} is not a journal record`, { details: { location: `${journalKey(runId).join("/")}#${record.seq}` } }));
       }
@@ -54,9 +70,20 @@ export function readJournal(logs: LogStore, runId: string): ResultAsync<Map<numb
   });
 }
 
-/** Appends one record (one durable write). */
-export function appendJournal(logs: LogStore, runId: string, record: JournalRecord): ResultAsync<void, KeelError> {
-  return logs.append(journalKey(runId), [{ id: `c${record.callIndex}-${newId()}`, value: record as unknown as JsonObject }]).map(() => undefined);
+/** Whether a journal log value is a commit without a call. */
+export function isCommitOnly(value: unknown): value is { commit: JsonObject } {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && "commit" in value && !("callIndex" in value);
+}
+
+/** Appends one record (one durable write), conditional on the journal's last seq and the lease when given; resolves the new last seq. */
+export function appendJournal(logs: LogStore, runId: string, record: JournalEntry, options: AppendJournalOptions = {}): ResultAsync<number, KeelError> {
+  const id = "callIndex" in record ? `c${record.callIndex}-${newId()}` : `s-${newId()}`;
+  return logs
+    .append(journalKey(runId), [{ id, value: record as unknown as JsonObject }], {
+      ...(options.expectedSeq !== undefined ? { expectedSeq: options.expectedSeq } : {}),
+      ...(options.fence ? { fence: options.fence } : {}),
+    })
+    .map((appended) => appended.lastSeq);
 }
 
 /** How a call relates to the journal. */

@@ -7,6 +7,7 @@ import { createFsStore } from "@keel/store-fs";
 import { errAsync } from "neverthrow";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { issueTask, makeEngine, reviewTask, scriptedExecutor } from "../test/support.js";
+import type { ExecuteStage, WorkflowEngine } from "./index.js";
 
 /** A store whose journal appends fail from the `failFrom`-th one on (a crash between a stage's completion and its journal record). */
 function failingAppends(store: KeelStore, failFrom: number): KeelStore & { appends: () => number } {
@@ -201,15 +202,121 @@ describe("source fingerprints", () => {
 describe("packets the journal cannot rebuild", () => {
   it("a stage never runs without its inputs: missing packets must be passed back", async () => {
     const clock = createManualClock();
-    const store = createMemoryStore({ clock });
+    const base = createMemoryStore({ clock });
+    // The journal's call results are lost (read without them); its commits, the run's state, remain.
+    let lost = false;
+    const store: KeelStore = {
+      ...base,
+      docs: base.docs,
+      leases: base.leases,
+      check: (options) => base.check(options),
+      close: () => base.close(),
+      logs: {
+        ...base.logs,
+        append: (log, records, options) => base.logs.append(log, records, options),
+        head: (log) => base.logs.head(log),
+        delete: (log, options) => base.logs.delete(log, options),
+        list: (prefix) => base.logs.list(prefix),
+        read: (log, options) =>
+          base.logs.read(log, options).map((records) => (lost && log[0] === "workflow-journal" ? records.map((record) => ({ ...record, value: { commit: (record.value as { commit?: unknown }).commit ?? null } as never })).filter((record) => (record.value as { commit: unknown }).commit !== null) : records)),
+      },
+    };
     const { engine } = makeEngine({ store, clock });
     const run = (await engine.start(reviewTask("lost", { evidence: { context: "no diff yet" } })))._unsafeUnwrap();
     const blocked = (await engine.step(run.runId, { version: 1 }))._unsafeUnwrap();
     const packet = blocked.ran[0]!;
-    (await store.logs.delete(["workflow-journal", run.runId]))._unsafeUnwrap();
+    lost = true;
     const refused = await engine.step(run.runId, { version: blocked.status.version });
     expect(refused._unsafeUnwrapErr()).toMatchObject({ code: "not_found", details: { reason: "packets_missing", digests: [packet.packetDigest] } });
     const passed = (await engine.step(run.runId, { version: blocked.status.version, packets: [{ digest: packet.packetDigest!, packet: packet.packet! }] }))._unsafeUnwrap();
     expect(passed.status.outcome).toMatchObject({ reason: "missing_evidence" });
+  });
+});
+
+/** An executor whose calls wait until `release()`, and a wait for a step to hold the run's lease. */
+function gatedExecutor() {
+  let open: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const calls = scriptedExecutor();
+  const executeStage: ExecuteStage = async (call) => {
+    await gate;
+    return calls.executeStage(call);
+  };
+  return { executeStage, release: () => open() };
+}
+
+async function leaseHeld(engine: WorkflowEngine, runId: string): Promise<void> {
+  while ((await engine.status(runId))._unsafeUnwrap().lease.state !== "held") await new Promise((resolve) => setTimeout(resolve, 2));
+}
+
+describe("the write path of a step", () => {
+  /** A memory store that counts its durable writes by kind. */
+  function countingStore() {
+    const clock = createManualClock();
+    const base = createMemoryStore({ clock });
+    const writes: string[] = [];
+    const store: KeelStore = {
+      ...base,
+      check: (options) => base.check(options),
+      close: () => base.close(),
+      docs: { ...base.docs, get: base.docs.get, list: base.docs.list, put: (key, value, condition) => (writes.push(`put ${key[0]}`), base.docs.put(key, value, condition)), delete: (key, condition) => (writes.push(`delete ${key[0]}`), base.docs.delete(key, condition)) },
+      logs: { ...base.logs, read: base.logs.read, head: base.logs.head, list: base.logs.list, append: (log, records, options) => (writes.push(`append ${log[0]}`), base.logs.append(log, records, options)), delete: (log, options) => (writes.push(`delete ${log[0]}`), base.logs.delete(log, options)) },
+    };
+    return { store, clock, writes };
+  }
+
+  it("a one-stage step is three durable writes: reserve, one journal record carrying the commit, settle; the run document is not rewritten", async () => {
+    const { store, clock, writes } = countingStore();
+    const oneStage = { schemaVersion: 1, id: "one_stage", version: "1.0.0", description: "one local stage", kind: "review", reviseFrom: "look", stages: [{ id: "look", kind: "local", role: "explorer", skills: ["explore"] }, { id: "done", kind: "checkpoint", final: true }] };
+    const { engine } = makeEngine({ store, clock, definitions: { workflows: [oneStage] } as never });
+    const run = (await engine.start({ ...reviewTask("one"), workflow: "one_stage" }))._unsafeUnwrap();
+    writes.length = 0;
+    const step = (await engine.step(run.runId, { version: 1 }))._unsafeUnwrap();
+    // The budget ledger's compare-and-swap (reserve), the journal, the budget's close log (settle).
+    expect(writes).toEqual(["put budget", "append workflow-journal", "append budget"]);
+    const journal = (await store.logs.read(["workflow-journal", run.runId]))._unsafeUnwrap();
+    expect(journal).toHaveLength(1);
+    expect(journal[0]!.value).toMatchObject({ callIndex: 0, commit: { version: 2, status: "awaiting_checkpoint" } });
+    expect((await engine.status(run.runId))._unsafeUnwrap()).toMatchObject({ version: step.status.version, status: "awaiting_checkpoint" });
+    writes.length = 0;
+    (await engine.checkpoint(run.runId, { version: step.status.version, action: "accept", acknowledgeUnverifiedChecks: true }))._unsafeUnwrap();
+    expect(writes).toEqual(["append workflow-journal"]);
+  });
+
+  it("an abort while a step runs wins: the step's commit is refused with conflict and the run stays aborted", async () => {
+    const clock = createManualClock();
+    const store = createMemoryStore({ clock });
+    const { executeStage, release } = gatedExecutor();
+    const { engine } = makeEngine({ store, clock, executeStage });
+    const run = (await engine.start(reviewTask("abort-race")))._unsafeUnwrap();
+    const stepping = engine.step(run.runId, { version: 1 });
+    await leaseHeld(engine, run.runId);
+    const aborted = (await engine.abort(run.runId, { version: 1 }))._unsafeUnwrap();
+    expect(aborted).toMatchObject({ status: "aborted", version: 2 });
+    release();
+    const step = await stepping;
+    expect(step._unsafeUnwrapErr()).toMatchObject({ code: "conflict", details: { reason: "stale_version" } });
+    expect((await engine.status(run.runId))._unsafeUnwrap()).toMatchObject({ status: "aborted", version: 2 });
+  });
+
+  it("a step that stalled past its lease commits nothing after another step took over", async () => {
+    const clock = createManualClock();
+    const store = createMemoryStore({ clock });
+    const { executeStage, release } = gatedExecutor();
+    const first = makeEngine({ store, clock, leaseTtlMs: 5000, executeStage });
+    const run = (await first.engine.start(reviewTask("stalled")))._unsafeUnwrap();
+    const stepping = first.engine.step(run.runId, { version: 1 });
+    await leaseHeld(first.engine, run.runId);
+    clock.advance(6000);
+    const { engine } = makeEngine({ store, clock, leaseTtlMs: 5000 });
+    const takeover = (await engine.step(run.runId, { version: 1 }))._unsafeUnwrap();
+    expect(takeover.status).toMatchObject({ status: "awaiting_checkpoint", version: 2 });
+    release();
+    const late = await stepping;
+    expect(["lease_lost", "conflict"]).toContain(late._unsafeUnwrapErr().code);
+    expect((await engine.status(run.runId))._unsafeUnwrap()).toMatchObject({ status: "awaiting_checkpoint", version: 2 });
+    // The stalled step's call is journaled nowhere: the journal holds the takeover's calls and commit only.
+    const journal = (await store.logs.read(["workflow-journal", run.runId]))._unsafeUnwrap();
+    expect(journal.map((record) => (record.value as { callIndex?: number }).callIndex)).toEqual([0, 1]);
   });
 });

@@ -2,6 +2,7 @@ import { canonicalJson, KeelError } from "@keel/core";
 import { describe, expect, it } from "vitest";
 import { createCatalog, type RunStatus } from "./index.js";
 import { MODELS, issueTask, makeEngine, reviewTask, scriptedExecutor } from "../test/support.js";
+import { readRun } from "./internal/engine-context.js";
 
 const bytes = (value: unknown) => Buffer.byteLength(canonicalJson(value), "utf8");
 
@@ -388,7 +389,7 @@ describe("budgets, packet retention and profile roles", () => {
       const { engine, store } = makeEngine({ retainPacketContents: retain });
       const run = (await engine.start(reviewTask(`retain-${retain}`)))._unsafeUnwrap();
       (await engine.step(run.runId, { version: 1 }))._unsafeUnwrap();
-      const doc = (await store.docs.get(["workflow-runs", run.runId]))._unsafeUnwrap()!.value as { packets: { digest: string; content?: unknown }[] };
+      const doc = (await readRun({ store }, run.runId))._unsafeUnwrap().value as { packets: { digest: string; content?: unknown }[] };
       expect(doc.packets).toHaveLength(2);
       expect(doc.packets.every((packet) => packet.digest.startsWith("sha256:"))).toBe(true);
       expect(doc.packets.every((packet) => (packet.content !== undefined) === retain)).toBe(true);

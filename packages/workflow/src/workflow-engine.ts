@@ -35,7 +35,7 @@ export type { RanCall } from "./internal/stage-run.js";
 
 /** Options of {@link createWorkflowEngine}. */
 export interface WorkflowEngineOptions {
-  /** Runs, tasks and journals live here; the lease of each run too. */
+  /** Runs, tasks and journals live here (a run's document at start, its later states as commits in its journal); the lease of each run too. */
   store: KeelStore;
   /** The validated definitions (`createCatalog` / `loadCatalog`). */
   catalog: Catalog;
@@ -59,7 +59,7 @@ export interface WorkflowEngineOptions {
   leaseTtlMs?: number;
   /** Journal mismatch policy (default `pause`). */
   onMismatch?: MismatchPolicy;
-  /** Keep packet contents in the run document (default false: digests only; contents are rebuilt from the journal or passed back). */
+  /** Keep packet contents in the run's state (default false: digests only; contents are rebuilt from the journal or passed back). */
   retainPacketContents?: boolean;
   /** New runs are refused past this many retained runs (default 5,000). */
   maxRetainedRuns?: number;

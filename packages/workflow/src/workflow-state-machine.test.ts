@@ -3,6 +3,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { TERMINAL_STATES, runInvariants, type RunDoc } from "./index.js";
 import { issueTask, makeEngine, reviewTask, scriptedExecutor } from "../test/support.js";
+import { readRun } from "./internal/engine-context.js";
 
 type Command =
   | { kind: "step"; stale: boolean; evidence: boolean }
@@ -41,7 +42,7 @@ describe("workflow state machine", () => {
           const task = workflow === "review_change" ? reviewTask("sm", { risk }) : issueTask("sm", { risk });
           const started = (await engine.start(task))._unsafeUnwrap();
           const runId = started.runId;
-          const read = async () => (await store.docs.get(["workflow-runs", runId]))._unsafeUnwrap()!.value as unknown as RunDoc;
+          const read = async (): Promise<RunDoc> => (await readRun({ store }, runId))._unsafeUnwrap().value;
           let before = await read();
           for (const next of commands) {
             const version = next.kind === "status" ? 0 : next.stale ? before.version - 1 : before.version;

@@ -3,10 +3,11 @@
 import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { runCli, type CliIo } from "@keel/cli";
+import { join } from "node:path";
+import { runCli } from "@keel/cli";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cliBinary, cliInstalled } from "./cli-sandbox.js";
+import { cliInstalled } from "./cli-sandbox.js";
+import { demoCliIo } from "./demo-cli-io.js";
 
 describe.skipIf(!cliInstalled("pi"))("keel demo --backend pi --fake-provider", () => {
   let root: string;
@@ -18,18 +19,10 @@ describe.skipIf(!cliInstalled("pi"))("keel demo --backend pi --fake-provider", (
   });
 
   it("runs the comparison with the real CLI, the repeated reads counted from its read tool calls", async () => {
-    let out = "";
-    let err = "";
-    const io: CliIo = {
-      stdout: (text) => void (out += text),
-      stderr: (text) => void (err += text),
-      color: false,
-      cwd: root,
-      // The pinned pi first on PATH: the demo runs the CLI it finds there.
-      env: { PATH: [dirname(cliBinary("pi")), dirname(process.execPath), "/usr/local/bin", "/usr/bin", "/bin"].join(":") },
-    };
+    const { io, out: output, err } = demoCliIo("pi", root);
     const code = await runCli(["demo", "--backend", "pi", "--fake-provider", "--policies", "fresh,rolling", "--rounds", "2", "--dir", "demo"], io);
-    expect(err).not.toMatch(/error/);
+    const out = output();
+    expect(err()).not.toMatch(/error/);
     expect(code).toBe(0);
     const dir = join(root, "demo");
     // A progress line per turn (2 policies × 2 rounds × 3 roles), then the comparison table.

@@ -6,7 +6,7 @@ import { CliUsageError, type CliCommand } from "../cli-command.js";
 import { paint, type CliIo } from "../cli-io.js";
 import { runDemo, type DemoBackendOpener, type DemoPolicy } from "../demo/demo-run.js";
 import { createCliBackendById, CLI_BACKEND_IDS } from "../demo/demo-backends.js";
-import { DEMO_WORKFLOWS, runWorkflowDemo, type DemoWorkflow } from "../demo/demo-workflow.js";
+import { DEMO_WORKFLOWS, runWorkflowDemo, workflowProviderReply, type DemoWorkflow } from "../demo/demo-workflow.js";
 import { openStoreLocation, parseStoreUrl, redactStoreUrl } from "../store-url.js";
 
 const POLICIES: readonly DemoPolicy[] = ["fresh", "mission", "rolling"];
@@ -22,7 +22,7 @@ const HELP = `keel demo — replay one scripted mission under each session polic
 
 Usage: keel demo [--dir <dir>] [--policies fresh,mission,rolling] [--rounds <n>]
                  [--backend scripted|<cli> [--fake-provider]] [--continue] [--store <url>] [--json]
-       keel demo --workflow <id> [--dir <dir>] [--json]
+       keel demo --workflow <id> [--dir <dir>] [--backend scripted|<cli> [--fake-provider]] [--json]
 
 Options:
   --dir <dir>          the demo directory (default .keel-demo); an earlier demo there is replaced
@@ -35,7 +35,8 @@ Options:
                        (needs @keel/testkit installed beside @keel/cli)
   --continue           continue the missions of the earlier demo in --dir (a restart)
   --workflow <id>      instead, run a built-in workflow (${DEMO_WORKFLOWS.join(", ")}) end to end on the fs store,
-                       the demo acting as supervisor (once revising, then accepting)
+                       the demo acting as supervisor (once revising, then accepting); --backend and
+                       --fake-provider choose what runs its stages
   --store <url>        run in this store instead of <dir>/store: a directory, sqlite:<file> or postgres://…
   --heartbeat <s>      seconds between the heartbeat lines on stderr while a turn runs (default 10; 0: none)
   --json               print one JSON document (the outcome and the analysis) instead of the table;
@@ -79,7 +80,7 @@ export const demoCommand: CliCommand = {
     const json = values.json === true;
     // With --json, stdout holds the one document: the progress goes to stderr.
     const say = json ? (line: string) => io.stderr(`${line}\n`) : (line: string) => io.stdout(`${line}\n`);
-    if (typeof values.workflow === "string") return runWorkflowCommand(values.workflow, dir, io, json, say);
+    const workflow = typeof values.workflow === "string" ? values.workflow : undefined;
     const policies = parsePolicies(typeof values.policies === "string" ? values.policies : undefined);
     const rounds = parseRounds(typeof values.rounds === "string" ? values.rounds : undefined);
     const heartbeatMs = parseHeartbeat(typeof values.heartbeat === "string" ? values.heartbeat : undefined);
@@ -91,13 +92,16 @@ export const demoCommand: CliCommand = {
         throw new CliUsageError(`--fake-provider needs --backend with one of ${DEMO_FAKE_PROVIDER_CLIS.join(", ")}, got "${backendId}"`);
       }
       const path = io.env.PATH ?? "/usr/local/bin:/usr/bin:/bin";
-      backend = async ({ dir: demoDir, workspace }) => (await loadFakeProvider()).startDemoFakeProvider(backendId as FakeProviderCli, demoDir, workspace, path);
+      const reply = workflow === undefined ? undefined : workflowProviderReply;
+      backend = async ({ dir: demoDir, workspace }) => (await loadFakeProvider()).startDemoFakeProvider(backendId as FakeProviderCli, demoDir, workspace, path, reply);
     } else if (backendId !== "scripted") {
       const made = createCliBackendById(backendId);
       if (made.isErr()) throw new CliUsageError(made.error.message);
       backend = made.value;
     }
-    say(`${paint(io, "bold", "keel demo")}: ${policies.join(", ")} × ${rounds} rounds on ${backendId}${fake ? " against the fake provider (offline)" : ""}, in ${dir}`);
+    const on = `${backendId}${fake ? " against the fake provider (offline)" : ""}`;
+    if (workflow !== undefined) return runWorkflowCommand(workflow, dir, { backend, on }, io, json, say);
+    say(`${paint(io, "bold", "keel demo")}: ${policies.join(", ")} × ${rounds} rounds on ${on}, in ${dir}`);
     const outcome = await runDemo({
       dir,
       policies,
@@ -162,10 +166,17 @@ function parseHeartbeat(text: string | undefined): number {
   return Math.round(seconds * 1000);
 }
 
-async function runWorkflowCommand(workflow: string, dir: string, io: CliIo, json: boolean, say: (line: string) => void): Promise<number> {
+async function runWorkflowCommand(
+  workflow: string,
+  dir: string,
+  run: { backend: Backend | "scripted" | DemoBackendOpener; on: string },
+  io: CliIo,
+  json: boolean,
+  say: (line: string) => void,
+): Promise<number> {
   if (!(DEMO_WORKFLOWS as readonly string[]).includes(workflow)) throw new CliUsageError(`unknown workflow "${workflow}": use ${DEMO_WORKFLOWS.join(" or ")}`);
-  say(`${paint(io, "bold", "keel demo")}: workflow ${workflow} on the scripted backend, in ${dir}`);
-  const outcome = await runWorkflowDemo({ dir, workflow: workflow as DemoWorkflow, progress: say });
+  say(`${paint(io, "bold", "keel demo")}: workflow ${workflow} on ${run.on}, in ${dir}`);
+  const outcome = await runWorkflowDemo({ dir, workflow: workflow as DemoWorkflow, backend: run.backend, progress: say });
   if (outcome.isErr()) {
     io.stderr(`${paint(io, "red", "error")} (${outcome.error.code}): ${outcome.error.message}\n`);
     return 1;

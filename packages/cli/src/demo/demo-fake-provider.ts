@@ -8,7 +8,7 @@ import { createGeminiBackend } from "@keel/backends/gemini";
 import { createOpenCodeBackend } from "@keel/backends/opencode";
 import { createPiBackend } from "@keel/backends/pi";
 import { fakeProviderSetup, startFakeProvider, type FakeProvider, type FakeProviderAdapterOptions, type FakeProviderCli, type FakeProviderRequest, type FakeReply } from "@keel/testkit/provider";
-import { demoProviderReply } from "./demo-provider-script.js";
+import { demoProviderReply, type DemoProviderContext } from "./demo-provider-script.js";
 
 type Factory = (options: { env: Record<string, string> } & FakeProviderAdapterOptions) => Backend;
 
@@ -34,9 +34,16 @@ export interface DemoFakeProviderBackend {
  * {@link demoProviderReply}, and builds the Keel adapter of `cli` pointed at it, with its own
  * `HOME`, config directory, XDG directories and `TMPDIR` under `<dir>/cli` and only `PATH` of
  * the caller's environment (the CLI is the one installed on `PATH`). Closing it writes what the
- * server saw to `<dir>/cli/provider-requests.jsonl` and `provider-failures.json`.
+ * server saw to `<dir>/cli/provider-requests.jsonl` and `provider-failures.json`. `reply` answers
+ * each model call (default: the demo mission's {@link demoProviderReply}).
  */
-export async function startDemoFakeProvider(cli: FakeProviderCli, dir: string, workspace: string, path: string): Promise<DemoFakeProviderBackend> {
+export async function startDemoFakeProvider(
+  cli: FakeProviderCli,
+  dir: string,
+  workspace: string,
+  path: string,
+  reply: (request: FakeProviderRequest, context: DemoProviderContext) => FakeReply = demoProviderReply,
+): Promise<DemoFakeProviderBackend> {
   const root = join(dir, "cli");
   const home = join(root, "home");
   const config = join(root, "config");
@@ -45,7 +52,7 @@ export async function startDemoFakeProvider(cli: FakeProviderCli, dir: string, w
   for (const made of [home, config, tmp, xdg("config"), xdg("data"), xdg("cache"), xdg("state")]) await mkdir(made, { recursive: true });
   let readTool: (file: string) => { name: string; arguments: Record<string, unknown> } = () => ({ name: "read", arguments: {} });
   let sideCall: (request: FakeProviderRequest) => FakeReply | undefined = () => undefined;
-  const started = await startFakeProvider({ respond: (request) => sideCall(request) ?? demoProviderReply(request, { workspace, readTool }) });
+  const started = await startFakeProvider({ respond: (request) => sideCall(request) ?? reply(request, { workspace, readTool }) });
   if (started.isErr()) throw started.error;
   const provider = started.value;
   const baseEnv: Record<string, string> = {

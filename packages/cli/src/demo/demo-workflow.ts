@@ -1,11 +1,14 @@
-import { rm } from "node:fs/promises";
+import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
+import type { Backend } from "@keel/backend";
 import { KeelError, totalInputTokens } from "@keel/core";
 import { createScriptedBackend } from "@keel/backends/scripted";
 import { createBudget } from "@keel/budget";
 import { createFsStore } from "@keel/store-fs";
 import { createCatalog, createWorkflowEngine, type ExecuteStage, type RunStatus } from "@keel/workflow";
+import type { FakeProviderRequest, FakeReply } from "@keel/testkit/provider";
 import { err, ok, type Result } from "neverthrow";
+import type { DemoBackendOpener } from "./demo-run.js";
 
 /** The workflows the demo can run. */
 export const DEMO_WORKFLOWS = ["review_change", "implement_issue"] as const;
@@ -20,6 +23,13 @@ export interface WorkflowDemoOptions {
   workflow: DemoWorkflow;
   /** One line per stage, checkpoint and status. */
   progress: (line: string) => void;
+  /**
+   * What runs each stage's call: `scripted` (default), a backend, or an opener of one (a real
+   * CLI against the fake provider, answering with {@link workflowProviderReply}). A real CLI runs
+   * every call on the model it is configured with, in `<dir>/workspace`; the routed model id
+   * (the demo registry's) is what the run records.
+   */
+  backend?: Backend | "scripted" | DemoBackendOpener;
 }
 
 /** What the demo ended with. */
@@ -32,24 +42,23 @@ const DIFF_FIRST = "--- a/src/pager.ts\n+++ b/src/pager.ts\n@@ -10,3 +10,3 @@\n-
 const DIFF_SECOND = `${DIFF_FIRST}@@ -20,2 +20,3 @@\n+  if (items.length === 0) return [];\n`;
 
 /**
- * Runs a built-in workflow end to end on the fs store with the scripted backend, acting as the
- * supervisor: the first decision at the final checkpoint is `revise` (with a corrected diff),
+ * Runs a built-in workflow end to end on the fs store (the scripted backend by default, or a
+ * real CLI), acting as the supervisor: the first decision at the final checkpoint is `revise` (with a corrected diff),
  * the second `accept`. Prints each stage with its status, attempts and model, and the budget.
  */
 export async function runWorkflowDemo(options: WorkflowDemoOptions): Promise<Result<WorkflowDemoOutcome, KeelError>> {
   const storeDir = join(options.dir, "workflow-store");
+  const workspace = join(options.dir, "workspace");
   await rm(storeDir, { recursive: true, force: true });
+  await mkdir(workspace, { recursive: true });
+  const chosen = options.backend ?? "scripted";
+  const opened = typeof chosen === "function" ? await chosen({ dir: options.dir, workspace }) : undefined;
+  const scripted = chosen === "scripted";
+  const backend: Backend = opened?.backend ?? (chosen === "scripted" ? createScriptedBackend({ resumable: false, script: (turn) => stageAnswer(turn.prompt) }) : (chosen as Backend));
   const store = createFsStore({ dir: storeDir });
   try {
-    const backend = createScriptedBackend({
-      resumable: false,
-      script: (turn) => {
-        const prompt = JSON.parse(turn.prompt) as { stage: string; skill: { id: string }; evidence: { diff: string } };
-        return `${prompt.skill.id} of stage ${prompt.stage}: ${prompt.evidence.diff.includes("=== 0") ? "the empty list is handled; approve" : "the last index is fixed; the empty list is not handled"}`;
-      },
-    });
     const executeStage: ExecuteStage = (call) =>
-      backend.runTurn({ prompt: call.prompt, cwd: options.dir, model: call.model.id, timeoutMs: call.timeoutMs }).map((result) => ({
+      backend.runTurn({ prompt: call.prompt, cwd: workspace, ...(scripted ? { model: call.model.id } : {}), timeoutMs: call.timeoutMs }).map((result) => ({
         text: result.text,
         tokens: (totalInputTokens(result.usage) ?? 0) + (result.usage.output ?? 0),
         durationMs: result.durationMs,
@@ -107,7 +116,42 @@ export async function runWorkflowDemo(options: WorkflowDemoOptions): Promise<Res
     return ok({ status, store: storeDir });
   } finally {
     await store.close();
+    await opened?.close();
   }
+}
+
+/**
+ * The demo reviewer's answer to a stage prompt (the engine's canonical JSON): the first diff
+ * leaves the empty list unhandled, the revised one (`=== 0`) handles it.
+ */
+export function stageAnswer(prompt: string): string {
+  let stage = "?";
+  let skill = "?";
+  try {
+    const parsed = JSON.parse(prompt) as { stage?: string; skill?: { id?: string } };
+    stage = parsed.stage ?? stage;
+    skill = parsed.skill?.id ?? skill;
+  } catch {
+    // Not the prompt alone (a CLI may wrap it): read the two fields from the text.
+    skill = /"skill":\{"id":"([^"]+)"/.exec(prompt)?.[1] ?? skill;
+    stage = /\},"stage":"([^"]+)"/.exec(prompt)?.[1] ?? stage;
+  }
+  return `${skill} of stage ${stage}: ${prompt.includes("=== 0") ? "the empty list is handled; approve" : "the last index is fixed; the empty list is not handled"}`;
+}
+
+/** Usage billed per model call by the fake provider: a fixed figure. */
+const PROVIDER_USAGE = { inputUncached: 400, output: 40 };
+
+/**
+ * The fake provider's answer to a real CLI's model call in the workflow demo: the stage prompt
+ * is the conversation's line naming `workflow-stage/1`, answered as the scripted demo answers it.
+ */
+export function workflowProviderReply(request: FakeProviderRequest): FakeReply {
+  const prompt = request.text.split("\n").find((line) => line.includes('"keel":"workflow-stage/1"'));
+  if (!prompt) return { text: "no workflow stage in this call", usage: PROVIDER_USAGE };
+  const start = prompt.indexOf("{");
+  const end = prompt.lastIndexOf("}");
+  return { text: stageAnswer(start >= 0 && end > start ? prompt.slice(start, end + 1) : prompt), usage: PROVIDER_USAGE };
 }
 
 function describe(status: RunStatus): string {

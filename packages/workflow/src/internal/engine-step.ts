@@ -1,13 +1,13 @@
 import { KeelError, digest, newId } from "@keel/core";
-import type { Doc } from "@keel/store";
+import type { Fence } from "@keel/store";
 import { err, ok, ResultAsync, type Result } from "neverthrow";
 import type { HandoffPacket, SignedPacket, StepBodySchema } from "../engine-requests.js";
 import { fingerprintFiles, intakeEvidence } from "../evidence.js";
 import { readJournal } from "../run-journal.js";
 import { checkVersion, invalidateFrom, isTerminal, withEvidence, type RunDoc } from "../run-state.js";
 import type { z } from "zod";
-import { emitAll, leaseName, readRun, stateEvent, taskScope, writeRun, type EngineContext } from "./engine-context.js";
-import { makePacket, runStage, type RanCall, type StepState } from "./stage-run.js";
+import { emitAll, leaseName, readRun, stateEvent, taskScope, writeRun, type EngineContext, type RunRead } from "./engine-context.js";
+import { makePacket, runStage, settlePending, type RanCall, type StepState } from "./stage-run.js";
 import { currentDefinitionsDigest } from "./engine-plan.js";
 import { withRunLease } from "./run-lease.js";
 
@@ -26,7 +26,9 @@ type StepBody = z.output<typeof StepBodySchema>;
 
 /**
  * Runs local stages from the run's position until a checkpoint, a handoff, a block or an end,
- * holding the run's lease; writes the run once, fenced, at the end.
+ * holding the run's lease. Every journal append is fenced by the lease and conditional on the
+ * journal's seq; the step's last append carries its last call's record and the run's new state
+ * (the commit) in one record, so a one-stage step is three durable writes: reserve, journal, settle.
  */
 export function stepRun(context: EngineContext, runId: string, body: StepBody): ResultAsync<StepReport, KeelError> {
   return new ResultAsync(stepAsync(context, runId, body));
@@ -70,10 +72,10 @@ function refuseStep(context: EngineContext, run: RunDoc, body: StepBody): KeelEr
   return undefined;
 }
 
-async function underLease(context: EngineContext, runId: string, body: StepBody, fence: { lease: string; token: number }): Promise<Result<StepReport, KeelError>> {
+async function underLease(context: EngineContext, runId: string, body: StepBody, fence: Fence): Promise<Result<StepReport, KeelError>> {
   const read = await readRun(context, runId);
   if (read.isErr()) return err(read.error);
-  const doc: Doc<RunDoc> = read.value;
+  const doc: RunRead = read.value;
   const refusal = refuseStep(context, doc.value, body);
   if (refusal) return err(refusal);
   let run = doc.value;
@@ -118,6 +120,9 @@ async function underLease(context: EngineContext, runId: string, body: StepBody,
     ran: [],
     events: [],
     scope,
+    seq: doc.seq,
+    fence,
+    pending: undefined,
   };
   for (;;) {
     const planned = state.run.plan.stages[state.run.position]!;
@@ -137,8 +142,14 @@ async function underLease(context: EngineContext, runId: string, body: StepBody,
     state.run = { ...state.run, position: state.run.position + 1 };
   }
   const next: RunDoc = { ...state.run, version: doc.value.version + 1, updatedAt: context.clock.now() };
-  const written = await writeRun(context, doc, next, fence);
+  const pending = state.pending;
+  const written = await writeRun(context, { value: doc.value, seq: state.seq }, next, { fence, ...(pending ? { call: pending.record } : {}) });
   if (written.isErr()) return err(written.error);
+  if (pending) {
+    // Committed: a failed settle leaves the reservation open, which the next step reports (recovered).
+    const settled = await settlePending(pending);
+    if (settled.isErr()) return err(settled.error);
+  }
   emitAll(context, next, [...state.events, stateEvent(next)]);
   return ok({ run: next, ran: state.ran, recovered });
 }

@@ -1,5 +1,6 @@
 import { type KeelError, canonicalJson, digest, toKeelError, utf8Bytes, type JsonObject } from "@keel/core";
-import type { BudgetScope } from "@keel/budget";
+import type { BudgetScope, Reservation, SettleAmounts } from "@keel/budget";
+import type { Fence } from "@keel/store";
 import { err, ok, type Result } from "neverthrow";
 import type { HandoffPacket, MismatchPolicy, SignedPacket } from "../engine-requests.js";
 import type { Tier } from "../definition-schemas.js";
@@ -8,7 +9,7 @@ import { RESPONSE_LIMITS, cutText } from "../response-bounds.js";
 import { appendJournal, callHash, decideReplay, type JournalCall, type JournalRecord, type JournalResult } from "../run-journal.js";
 import type { RunDoc, RunOutcome } from "../run-state.js";
 import type { EffectiveRole, PlannedStage } from "../workflow-plan.js";
-import type { EngineContext, PendingEvent } from "./engine-context.js";
+import { lostRace, type EngineContext, type PendingEvent } from "./engine-context.js";
 
 /** One call made (or replayed) by a step. */
 export interface RanCall {
@@ -38,6 +39,42 @@ export interface StepState {
   ran: RanCall[];
   events: PendingEvent[];
   scope: BudgetScope;
+  /** The journal's last seq this step has seen: each append is conditional on it. */
+  seq: number;
+  /** The run lease's fence, on every append of the step. */
+  fence: Fence;
+  /**
+   * The last live call's record and reservation, not yet journaled: appended (then settled)
+   * before the next live call, or with the step's commit in one record when the step ends.
+   */
+  pending: PendingCall | undefined;
+}
+
+/** A live call's result waiting for its journal record and its settlement. */
+export interface PendingCall {
+  record: JournalRecord;
+  reservation: Reservation;
+  settle: SettleAmounts;
+}
+
+/**
+ * Journals the pending call (one append, fenced and over the step's seq) and settles its
+ * reservation. A failed append leaves the reservation open: interrupted work keeps what it reserved.
+ */
+export async function flushPending(context: EngineContext, state: StepState): Promise<Result<void, KeelError>> {
+  const pending = state.pending;
+  if (!pending) return ok(undefined);
+  const appended = await appendJournal(context.store.logs, state.run.runId, pending.record, { expectedSeq: state.seq, fence: state.fence });
+  if (appended.isErr()) return err(lostRace(state.run.runId, appended.error));
+  state.seq = appended.value;
+  state.pending = undefined;
+  return settlePending(pending);
+}
+
+/** Settles a journaled call's reservation (unused known time refunded). */
+export async function settlePending(pending: PendingCall): Promise<Result<void, KeelError>> {
+  const settled = await pending.reservation.settle(pending.settle);
+  return settled.isErr() ? err(settled.error) : ok(undefined);
 }
 
 /** What a stage came to: go on to the next stage, or stop the step (with the run's status set). */
@@ -219,8 +256,13 @@ interface LiveCall {
   estimatedTokens: number;
 }
 
-/** Reserve, call, journal, settle: the three durable writes of a live call. */
+/**
+ * Reserve, call, journal, settle: the three durable writes of a live call. The journal record
+ * waits (see {@link StepState.pending}) so that a step's last call carries the step's commit.
+ */
 async function callLive(context: EngineContext, state: StepState, live: LiveCall): Promise<Result<{ kind: "done"; result: JournalResult } | { kind: "refused"; error: KeelError }, KeelError>> {
+  const flushed = await flushPending(context, state);
+  if (flushed.isErr()) return err(flushed.error);
   const reservation = await state.scope.reserve({ timeMs: live.role.timeoutMs, calls: 1, tokens: live.estimatedTokens });
   if (reservation.isErr()) return reservation.error.code === "budget_exceeded" ? ok({ kind: "refused", error: reservation.error }) : err(reservation.error);
   const started = context.clock.now();
@@ -253,16 +295,16 @@ async function callLive(context: EngineContext, state: StepState, live: LiveCall
       }
     : { ok: false, code: outcome.error.code, message: outcome.error.message.slice(0, 500), durationMs: elapsed };
   const record: JournalRecord = { callIndex: live.callIndex, hash: callHash(live.call), call: live.call, result: boundResult(result, live.outputBytes) };
-  const appended = await appendJournal(context.store.logs, state.run.runId, record);
-  // A failed append leaves the reservation open: interrupted work keeps what it reserved.
-  if (appended.isErr()) return err(appended.error);
   const timeMs = Math.min(live.role.timeoutMs, Math.round(result.durationMs));
-  const settled = await reservation.value.settle({
-    timeMs: result.ok || outcome.isErr() ? timeMs : live.role.timeoutMs,
-    ...(result.ok && result.tokens !== null ? { tokens: result.tokens } : {}),
-    ...(result.ok && result.costMicroUsd !== null ? { costMicroUsd: result.costMicroUsd } : {}),
-  });
-  if (settled.isErr()) return err(settled.error);
+  state.pending = {
+    record,
+    reservation: reservation.value,
+    settle: {
+      timeMs: result.ok || outcome.isErr() ? timeMs : live.role.timeoutMs,
+      ...(result.ok && result.tokens !== null ? { tokens: result.tokens } : {}),
+      ...(result.ok && result.costMicroUsd !== null ? { costMicroUsd: result.costMicroUsd } : {}),
+    },
+  };
   return ok({ kind: "done", result: record.result });
 }
 
