@@ -76,6 +76,15 @@ describe("opening a big log reads only what the call needs", () => {
     expect((await errOf(store.logs.append(["runs", "big"], [{ id: "r7", value: { other: true } }]))).code).toBe("conflict");
   });
 
+  it("reads a big log about once for a read from far back (the tail walk gives up early)", async () => {
+    const { dir, file } = await bigLog();
+    const size = statSync(file).size;
+    const { io, store } = reopen(dir);
+    const records = await okValue(store.logs.read(["runs", "big"], { afterSeq: 10, limit: 5 }));
+    expect(records.map((entry) => entry.seq)).toEqual([11, 12, 13, 14, 15]);
+    expect(io.bytesRead()).toBeLessThan(size * 1.15);
+  });
+
   it("an append after a tail read dedupes against the whole log", async () => {
     const { dir } = await bigLog();
     const { store } = reopen(dir);

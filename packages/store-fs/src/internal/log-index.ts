@@ -105,7 +105,12 @@ function findTailStart(io: FsIo, fd: number, size: number, header: LogHeader, he
   // The absolute offset of the newline that ends the line being looked at (none yet: the bytes after the last newline are a tail).
   let lineEnd: number | undefined;
   let endLines = 0;
+  // The lowest seq seen so far and how many lines were walked: when the records still to walk
+  // back over (at the bytes per line seen so far) reach below the floor, the walk gives up early.
+  let lowestSeq = Number.MAX_SAFE_INTEGER;
+  let lines = 0;
   while (base > floor) {
+    if (lines > 0 && lowestSeq - afterSeq > 0 && (lowestSeq - afterSeq) * ((size - base) / lines) > base - floor) return undefined;
     const from = Math.max(floor, base - TAIL_CHUNK_BYTES);
     data = Buffer.concat([readAt(io, fd, from, base - from), data]);
     base = from;
@@ -116,8 +121,10 @@ function findTailStart(io: FsIo, fd: number, size: number, header: LogHeader, he
       if (newline < 0) break;
       if (lineEnd !== undefined) {
         const parsed = parseLine(data.subarray(newline + 1, lineEnd - base));
-        if (parsed.kind === "record" && parsed.end && ++endLines >= 2 && parsed.record.seq <= afterSeq) {
-          return { offset: lineEnd + 1, header, lastSeq: parsed.record.seq };
+        lines += 1;
+        if (parsed.kind === "record") {
+          lowestSeq = Math.min(lowestSeq, parsed.record.seq);
+          if (parsed.end && ++endLines >= 2 && parsed.record.seq <= afterSeq) return { offset: lineEnd + 1, header, lastSeq: parsed.record.seq };
         }
       }
       lineEnd = base + newline;
@@ -155,7 +162,8 @@ export function createLogIndexCache(io: FsIo): LogIndexCache {
     const newline = probe.indexOf(NEWLINE);
     if (newline < 0) return fromStart;
     const parsed = parseLine(probe.subarray(0, newline));
-    if (parsed.kind !== "header" || parsed.header.deleted) return fromStart;
+    // A deleted log has no records; a read from its first record on needs the whole file anyway.
+    if (parsed.kind !== "header" || parsed.header.deleted || afterSeq <= parsed.header.baseSeq) return fromStart;
     const start = findTailStart(io, fd, size, parsed.header, newline + 1, afterSeq);
     return start ? { start, headerBytes: Buffer.from(probe.subarray(0, newline + 1)) } : fromStart;
   };
