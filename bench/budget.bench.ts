@@ -73,6 +73,30 @@ async function interleaved(): Promise<void> {
 }
 await interleaved();
 
+/**
+ * Durable writes per reserve + settle, counted through a transparent wrapper of the fs store
+ * (every `docs.put`/`docs.delete`/`logs.append`/`logs.delete` is one durable write there).
+ */
+async function durableWritesPerPair(pairs: number): Promise<void> {
+  const rows: string[] = [];
+  for (const [label, withLogs] of [
+    ["close log", true],
+    ["document only", false],
+  ] as const) {
+    let writes = 0;
+    const counted = <A extends unknown[], R>(call: (...args: A) => R) => (...args: A): R => ((writes += 1), call(...args));
+    const docs = { ...fsStore.docs, put: counted(fsStore.docs.put), delete: counted(fsStore.docs.delete) };
+    const logs = { ...fsStore.logs, append: counted(fsStore.logs.append), delete: counted(fsStore.logs.delete) };
+    const scope = taskScope(withLogs ? { docs, logs } : { docs }, [`budget-counted-${label.replace(" ", "-")}`]);
+    await reserveAndSettle(scope);
+    writes = 0;
+    for (let pair = 0; pair < pairs; pair++) await reserveAndSettle(scope);
+    rows.push(`  fs     | ${label.padEnd(14)} | ${(writes / pairs).toFixed(2)} durable writes per reserve + settle`);
+  }
+  console.log(`[budget bench] durable writes per reserve + settle (${pairs} pairs, counted at the store):\n${rows.join("\n")}`);
+}
+await durableWritesPerPair(50);
+
 afterAll(async () => {
   await memoryStore.close();
   await memoryDocsOnly.close();

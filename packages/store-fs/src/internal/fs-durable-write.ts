@@ -42,8 +42,9 @@ export interface DurableWriteOptions {
 
 /**
  * Replaces `target` with `bytes` atomically and durably: a staging file unique to this call
- * (O_EXCL) → full write → fsync → (hard-link the current file to the `.bak` staging name →
- * rename it over `.bak`) → rename the staging file over `target` → fsync the directory.
+ * (O_EXCL) → full write → fsync, and while it runs (hard-link the current file to the `.bak`
+ * staging name → rename it over `.bak`) → rename the staging file over `target` → fsync the
+ * directory.
  * A reader sees the old or the new content, never a mix; a crash at any point leaves the old or
  * the new file plus, at worst, a leftover staging file that `check()` removes.
  */
@@ -61,20 +62,29 @@ export async function writeFileDurably(io: FsIo, target: string, bytes: Uint8Arr
       fd = io.openSync(staging, CREATE_EXCLUSIVE, 0o644);
     }
     writeAll(io, fd, bytes, 0);
-    await io.fsync(fd);
-    const closing = fd;
-    fd = undefined;
-    io.closeSync(closing);
+    const syncing = io.fsync(fd);
+    // The backup is made while the staging file's fsync runs (in the thread pool): two metadata
+    // calls off the put's critical path. A crash or a failure after it leaves the file and its
+    // backup at the same version, which keeps the rule that the file is at most one version
+    // above its backup.
+    let backupError: unknown;
     if (options.backup) {
       backupStaging = temporaryPath(`${target}${BACKUP_SUFFIX}`);
       try {
         io.linkSync(target, backupStaging);
         io.renameSync(backupStaging, `${target}${BACKUP_SUFFIX}`);
+        backupStaging = undefined;
       } catch (error) {
-        if (!isErrno(error, "ENOENT")) throw error;
+        if (!isErrno(error, "ENOENT")) backupError = error;
+        else backupStaging = undefined;
       }
-      backupStaging = undefined;
     }
+    // The fd stays open until its fsync is done, whatever failed meanwhile.
+    await syncing;
+    if (backupError !== undefined) throw backupError;
+    const closing = fd;
+    fd = undefined;
+    io.closeSync(closing);
     io.renameSync(staging, target);
   } catch (error) {
     closeQuietly(io, fd);

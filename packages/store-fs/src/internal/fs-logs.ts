@@ -72,12 +72,13 @@ export function createFsLogStore(context: FsContext): LogStore {
       return context.operation("read log", () => {
         const file = context.paths.logFile(segments.value);
         context.guard.contain(path.dirname(file));
-        const view = context.logIndex.open(file, "r");
+        // Only the records after `afterSeq` are needed: a big log not yet indexed is read from its tail.
+        const view = context.logIndex.open(file, "r", afterSeq);
         try {
           const index = view.index;
           if (!index || index.header.deleted || view.fd === undefined) return [];
           const count = index.offsets.length;
-          const first = Math.max(0, afterSeq - index.header.baseSeq);
+          const first = Math.max(0, afterSeq + 1 - index.firstSeq);
           if (first >= count) return [];
           const last = Math.min(count, first + limit);
           const from = index.offsets[first]!;
@@ -94,7 +95,8 @@ export function createFsLogStore(context: FsContext): LogStore {
       return context.operation("read log head", () => {
         const file = context.paths.logFile(segments.value);
         context.guard.contain(path.dirname(file));
-        const view = context.logIndex.open(file, "r");
+        // The head needs no record: a big log not yet indexed is read from its tail only.
+        const view = context.logIndex.open(file, "r", Number.MAX_SAFE_INTEGER);
         closeQuietly(context.io, view.fd);
         return view.index && !view.index.header.deleted ? { lastSeq: view.index.lastSeq } : undefined;
       });

@@ -11,10 +11,18 @@ export interface LogIndex {
   header: LogHeader;
   lastSeq: number;
   committedEnd: number;
-  /** `offsets[i]` is the byte offset of the record with seq `header.baseSeq + 1 + i`. */
+  /** The seq of the first record in `offsets`: `header.baseSeq + 1` for a complete index. */
+  firstSeq: number;
+  /** `offsets[i]` is the byte offset of the record with seq `firstSeq + i`. */
   offsets: number[];
-  /** id → seq, to dedupe re-appends (the stored value is read back from the file to compare). */
+  /** id → seq of the records from `firstSeq` on, to dedupe re-appends (the stored value is read back from the file to compare). */
   ids: Map<string, number>;
+  /**
+   * True when the index covers every record of the file (a scan from the start). An index built
+   * from the tail ({@link LogIndexCache.open} with `afterSeq`) covers only the records from
+   * `firstSeq` on: enough for a head or a read of the newest records, not for an append's dedupe.
+   */
+  complete: boolean;
 }
 
 /** An open log file with its refreshed index. */
@@ -34,8 +42,13 @@ export interface LogIndexCache {
    * look (another process may have appended), or the whole file when it was replaced or shrank.
    * Damage is thrown as `corrupt` with the byte offset. Synchronous, so that nothing of this
    * process interleaves with it.
+   *
+   * With `afterSeq`, the caller needs only the head and the records after `afterSeq`: a log this
+   * instance has not indexed yet is read from its tail back to a batch boundary at or before
+   * `afterSeq` (never the last batch's own end: the last batch is verified line by line, as a
+   * scan from the start would), and only from there forward. Without it, the index is complete.
    */
-  open(file: string, flags: "r" | "r+"): LogView;
+  open(file: string, flags: "r" | "r+", afterSeq?: number): LogView;
   /** Records a batch this process appended at `writeOffset` (ignored if a refresh already saw it). */
   extend(file: string, index: LogIndex, writeOffset: number, records: ScannedRecord[], lastSeq: number, end: number): void;
   /** Drops the index of a file that was replaced. */
@@ -46,6 +59,10 @@ const CHUNK_BYTES = 4 * 1024 * 1024;
 /** Indexes kept per store instance; the least recently used beyond this are dropped (and rebuilt on demand). */
 const MAX_CACHED_LOGS = 256;
 const HEADER_PROBE_BYTES = 4096;
+/** A log smaller than this is scanned whole (a tail probe would save nothing). */
+const TAIL_PROBE_MIN_BYTES = 256 * 1024;
+/** Chunks read backwards by a tail probe. */
+const TAIL_CHUNK_BYTES = 64 * 1024;
 
 /** The `corrupt` error of damage in a log file. */
 export function logCorrupt(file: string, offset: number, problem: string): KeelError {
@@ -61,7 +78,7 @@ export function logCorrupt(file: string, offset: number, problem: string): KeelE
  * index says is `corrupt`.
  */
 export function readStoredValue(io: FsIo, fd: number, file: string, index: LogIndex, seq: number, id: string): string {
-  const position = seq - index.header.baseSeq - 1;
+  const position = seq - index.firstSeq;
   const from = index.offsets[position];
   if (from === undefined) throw logCorrupt(file, index.committedEnd, `record ${seq} is missing from the log`);
   const to = position + 1 < index.offsets.length ? index.offsets[position + 1]! : index.committedEnd;
@@ -72,6 +89,53 @@ export function readStoredValue(io: FsIo, fd: number, file: string, index: LogIn
   const bytes = parsed.valueBytes;
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString("utf8");
 }
+
+/**
+ * Finds where a forward scan may start to index the records after `afterSeq`: just after a
+ * committed batch's end line at or before `afterSeq` that is not the file's last one, found by
+ * reading the file backwards from its end. `undefined` when none is found within half the file
+ * (the caller scans from the start). The lines walked backwards are only parsed to find end
+ * lines; the forward scan from the boundary verifies everything after it under the usual rules,
+ * so a torn tail or a damaged last batch is judged exactly as by a scan from the start.
+ */
+function findTailStart(io: FsIo, fd: number, size: number, header: LogHeader, headerEnd: number, afterSeq: number): ScanStart | undefined {
+  const floor = Math.max(headerEnd, size >> 1);
+  let base = size;
+  let data: Buffer = Buffer.alloc(0);
+  // The absolute offset of the newline that ends the line being looked at (none yet: the bytes after the last newline are a tail).
+  let lineEnd: number | undefined;
+  let endLines = 0;
+  // The lowest seq seen so far and how many lines were walked: when the records still to walk
+  // back over (at the bytes per line seen so far) reach below the floor, the walk gives up early.
+  let lowestSeq = Number.MAX_SAFE_INTEGER;
+  let lines = 0;
+  while (base > floor) {
+    if (lines > 0 && lowestSeq - afterSeq > 0 && (lowestSeq - afterSeq) * ((size - base) / lines) > base - floor) return undefined;
+    const from = Math.max(floor, base - TAIL_CHUNK_BYTES);
+    data = Buffer.concat([readAt(io, fd, from, base - from), data]);
+    base = from;
+    for (;;) {
+      const searchFrom = (lineEnd ?? base + data.length) - base - 1;
+      if (searchFrom < 0) break;
+      const newline = data.lastIndexOf(NEWLINE, searchFrom);
+      if (newline < 0) break;
+      if (lineEnd !== undefined) {
+        const parsed = parseLine(data.subarray(newline + 1, lineEnd - base));
+        lines += 1;
+        if (parsed.kind === "record") {
+          lowestSeq = Math.min(lowestSeq, parsed.record.seq);
+          if (parsed.end && ++endLines >= 2 && parsed.record.seq <= afterSeq) return { offset: lineEnd + 1, header, lastSeq: parsed.record.seq };
+        }
+      }
+      lineEnd = base + newline;
+      // Keep only the bytes up to the current line end.
+      data = data.subarray(0, newline + 1);
+    }
+  }
+  return undefined;
+}
+
+const NEWLINE = 0x0a;
 
 /** Creates an empty {@link LogIndexCache}. */
 export function createLogIndexCache(io: FsIo): LogIndexCache {
@@ -90,16 +154,33 @@ export function createLogIndexCache(io: FsIo): LogIndexCache {
     return scanner.finish();
   };
 
-  const refresh = (file: string, fd: number): Pick<LogView, "index" | "tail"> => {
+  /** Where to scan a log this instance has no index of: from its tail when `afterSeq` allows, else from the start. */
+  const coldStart = (fd: number, size: number, afterSeq: number | undefined): { start: ScanStart; headerBytes?: Buffer } => {
+    const fromStart = { start: { offset: 0, header: undefined, lastSeq: 0 } };
+    if (afterSeq === undefined || size < TAIL_PROBE_MIN_BYTES) return fromStart;
+    const probe = readAt(io, fd, 0, Math.min(HEADER_PROBE_BYTES, size));
+    const newline = probe.indexOf(NEWLINE);
+    if (newline < 0) return fromStart;
+    const parsed = parseLine(probe.subarray(0, newline));
+    // A deleted log has no records; a read from its first record on needs the whole file anyway.
+    if (parsed.kind !== "header" || parsed.header.deleted || afterSeq <= parsed.header.baseSeq) return fromStart;
+    const start = findTailStart(io, fd, size, parsed.header, newline + 1, afterSeq);
+    return start ? { start, headerBytes: Buffer.from(probe.subarray(0, newline + 1)) } : fromStart;
+  };
+
+  const refresh = (file: string, fd: number, afterSeq: number | undefined): Pick<LogView, "index" | "tail"> => {
     const stat = io.fstatSync(fd);
     const cached = cache.get(file);
     let base: LogIndex | undefined;
     if (cached && cached.ino === stat.ino && cached.dev === stat.dev && stat.size >= cached.committedEnd) {
       const probe = readAt(io, fd, 0, cached.headerBytes.length);
-      if (probe.equals(cached.headerBytes)) base = cached;
+      // A partial index serves only callers that need no record before it.
+      const covers = cached.complete || (afterSeq !== undefined && afterSeq + 1 >= cached.firstSeq);
+      if (covers && probe.equals(cached.headerBytes)) base = cached;
     }
     if (!base) cache.delete(file);
-    const start: ScanStart = base ? { offset: base.committedEnd, header: base.header, lastSeq: base.lastSeq } : { offset: 0, header: undefined, lastSeq: 0 };
+    const cold = base ? undefined : coldStart(fd, stat.size, afterSeq);
+    const start: ScanStart = base ? { offset: base.committedEnd, header: base.header, lastSeq: base.lastSeq } : cold!.start;
     if (stat.size === start.offset) {
       if (base) {
         cache.delete(file);
@@ -111,17 +192,23 @@ export function createLogIndexCache(io: FsIo): LogIndexCache {
     if (!found.header) return { index: undefined, tail: found.tail };
     let index = base;
     if (!index) {
-      const probe = readAt(io, fd, 0, Math.min(HEADER_PROBE_BYTES, stat.size));
-      const newline = probe.indexOf(0x0a);
+      let headerBytes = cold?.headerBytes;
+      if (!headerBytes) {
+        const probe = readAt(io, fd, 0, Math.min(HEADER_PROBE_BYTES, stat.size));
+        headerBytes = Buffer.from(probe.subarray(0, probe.indexOf(NEWLINE) + 1));
+      }
+      const partial = start.offset > 0;
       index = {
         dev: stat.dev,
         ino: stat.ino,
-        headerBytes: Buffer.from(probe.subarray(0, newline + 1)),
+        headerBytes,
         header: found.header,
         lastSeq: found.header.baseSeq,
         committedEnd: 0,
+        firstSeq: (partial ? start.lastSeq : found.header.baseSeq) + 1,
         offsets: [],
         ids: new Map(),
+        complete: !partial,
       };
       cache.set(file, index);
       if (cache.size > MAX_CACHED_LOGS) cache.delete(cache.keys().next().value!);
@@ -140,7 +227,7 @@ export function createLogIndexCache(io: FsIo): LogIndexCache {
   };
 
   return {
-    open(file, flags) {
+    open(file, flags, afterSeq) {
       let fd: number;
       try {
         fd = io.openSync(file, flags);
@@ -152,7 +239,7 @@ export function createLogIndexCache(io: FsIo): LogIndexCache {
         throw error;
       }
       try {
-        return { fd, ...refresh(file, fd) };
+        return { fd, ...refresh(file, fd, afterSeq) };
       } catch (error) {
         closeQuietly(io, fd);
         throw error;
