@@ -1,6 +1,18 @@
 import { KeelError, type JsonValue } from "@keel/core";
-import type { DocMeta, DocStore } from "@keel/store";
-import { decideDelete, decidePut, encodeValue, keyCursor, keyPath, validateDeleteCondition, validateKey, validatePage, validatePutCondition } from "@keel/store/kit";
+import type { DamagedEntry, Doc, DocMeta, DocStore } from "@keel/store";
+import {
+  decideBatch,
+  decideDelete,
+  decidePut,
+  encodeValue,
+  keyCursor,
+  keyPath,
+  validateBatch,
+  validateDeleteCondition,
+  validateKey,
+  validatePage,
+  validatePutCondition,
+} from "@keel/store/kit";
 import { err, errAsync, ok, type Result } from "neverthrow";
 import { checkFenceIn } from "./sqlite-leases.js";
 import { decodeKeyText as decodeKey, encodeCursorText as encodeCursor, encodeKeyText as encodeKey, keyTextPrefixRange as prefixRange } from "@keel/store/kit";
@@ -34,6 +46,9 @@ export function createSqliteDocs(context: SqliteContext): DocStore {
   const tombstone = db.prepare("UPDATE keel_docs SET version = version + 1, deleted = 1, value = NULL, bytes = 0, updated_at = ? WHERE key = ?");
   const list = db.prepare<[string, string, string, number], { key: string; version: number; bytes: number; updated_at: string }>(
     "SELECT key, version, bytes, updated_at FROM keel_docs WHERE deleted = 0 AND key >= ? AND key < ? AND key > ? ORDER BY key LIMIT ?",
+  );
+  const readPage = db.prepare<[string, string, string, number], { key: string; version: number; value: string | null; updated_at: string }>(
+    "SELECT key, version, value, updated_at FROM keel_docs WHERE deleted = 0 AND key >= ? AND key < ? AND key > ? ORDER BY key LIMIT ?",
   );
   const iso = () => new Date(context.clock.now()).toISOString();
   const state = (row: DocRow | undefined) => (row ? { version: row.version, deleted: row.deleted === 1 } : undefined);
@@ -81,6 +96,47 @@ export function createSqliteDocs(context: SqliteContext): DocStore {
           }),
         ),
       );
+    },
+    batch: (writes, options) => {
+      const checked = validateBatch(writes, options, context.maxValueBytes);
+      if (checked.isErr()) return errAsync(checked.error);
+      const { writes: encoded, fence } = checked.value;
+      const stored = encoded.map((write) => encodeKey(write.segments));
+      // One transaction for the whole batch: one commit (one fsync), all or none.
+      return writeTransaction(context, `writing ${encoded.length} documents`, () =>
+        checkFenceIn(context, fence).andThen(() =>
+          decideBatch(
+            stored.map((key) => state(select.get(key))),
+            encoded,
+          ).map((versions) => {
+            const updatedAt = iso();
+            return encoded.map((write, index): Doc => {
+              upsert.run(stored[index]!, versions[index]!, write.text, write.bytes, updatedAt);
+              return { key: [...write.segments], value: JSON.parse(write.text) as JsonValue, version: versions[index]!, updatedAt };
+            });
+          }),
+        ),
+      );
+    },
+    readPage: (prefix, page) => {
+      const checked = validateKey(prefix, "prefix", true).andThen((segments) => validatePage(page).map((parsed) => ({ segments, parsed })));
+      if (checked.isErr()) return errAsync(checked.error);
+      const { segments, parsed } = checked.value;
+      const { from, to } = prefixRange(segments);
+      return readStep(context, "reading a page of documents", () => {
+        const rows = readPage.all(from, to, encodeCursor(parsed.after), parsed.limit + 1);
+        const items: Doc[] = [];
+        const damaged: DamagedEntry[] = [];
+        for (const row of rows.slice(0, parsed.limit)) {
+          const key = decodeKey(row.key);
+          const location = `docs/${keyPath(key)}`;
+          const value = parseStored(context, row.value, location);
+          if (value.isOk()) items.push({ key, value: value.value, version: row.version, updatedAt: row.updated_at });
+          else damaged.push({ key, location: `${context.file}#${location}`, problem: value.error.message });
+        }
+        const last = rows.length > parsed.limit ? rows[parsed.limit - 1] : undefined;
+        return ok({ items, ...(damaged.length > 0 ? { damaged } : {}), ...(last ? { next: keyCursor(decodeKey(last.key)) } : {}) });
+      });
     },
     list: (prefix, page) => {
       const checked = validateKey(prefix, "prefix", true).andThen((segments) => validatePage(page).map((parsed) => ({ segments, parsed })));
