@@ -1,6 +1,18 @@
 import { KeelError, type JsonValue } from "@keel/core";
-import type { DocMeta, DocStore } from "@keel/store";
-import { decideDelete, decidePut, encodeValue, keyCursor, keyPath, validateDeleteCondition, validateKey, validatePage, validatePutCondition } from "@keel/store/kit";
+import type { DamagedEntry, Doc, DocMeta, DocStore } from "@keel/store";
+import {
+  decideBatch,
+  decideDelete,
+  decidePut,
+  encodeValue,
+  keyCursor,
+  keyPath,
+  validateBatch,
+  validateDeleteCondition,
+  validateKey,
+  validatePage,
+  validatePutCondition,
+} from "@keel/store/kit";
 import { err, errAsync, ok, type Result } from "neverthrow";
 import type { PoolClient } from "pg";
 import { NOW_MS, read, transaction, type PostgresContext } from "./postgres-context.js";
@@ -77,6 +89,87 @@ export function createPostgresDocs(context: PostgresContext): DocStore {
           await client.query(`UPDATE ${docs} SET version = version + 1, deleted = true, value = NULL, bytes = 0, updated_at = ${NOW_MS} WHERE key = $1`, [stored]);
         }
         return deleted;
+      });
+    },
+    batch: (writes, options) => {
+      const checked = validateBatch(writes, options, context.maxValueBytes);
+      if (checked.isErr()) return errAsync(checked.error);
+      const { writes: encoded, fence } = checked.value;
+      const stored = encoded.map((write) => encodeKey(write.segments));
+      // One transaction, five round trips at most whatever the batch's size: lock the existing
+      // rows (in key order, so two batches never deadlock), decide, update them in one
+      // statement, insert the new ones in another (plain INSERT: a racing creator hits the
+      // primary key and the transaction runs again, as a single put does).
+      return transaction(context, `writing ${encoded.length} documents`, async (client) => {
+        const fenced = await checkFenceIn(client, context, fence);
+        if (fenced.isErr()) return err(fenced.error);
+        const locked = await client.query<{ key: string; version: string; deleted: boolean }>(
+          `SELECT key, version, deleted FROM ${docs} WHERE key = ANY($1::text[]) ORDER BY key FOR UPDATE`,
+          [stored],
+        );
+        const current = new Map(locked.rows.map((row) => [row.key, { version: Number(row.version), deleted: row.deleted }]));
+        const versions = decideBatch(
+          stored.map((key) => current.get(key)),
+          encoded,
+        );
+        if (versions.isErr()) return err(versions.error);
+        const columns = (pick: (index: number) => boolean) => {
+          const chosen = encoded.flatMap((write, index) => (pick(index) ? [index] : []));
+          return [chosen.map((index) => stored[index]!), chosen.map((index) => versions.value[index]!), chosen.map((index) => encoded[index]!.text), chosen.map((index) => encoded[index]!.bytes)];
+        };
+        const updatedAt = new Map<string, string>();
+        const existing = columns((index) => current.has(stored[index]!));
+        if (existing[0]!.length > 0) {
+          const updated = await client.query<{ key: string; updated_at: string }>(
+            `UPDATE ${docs} AS d SET version = u.version, deleted = false, value = u.value, bytes = u.bytes, updated_at = ${NOW_MS}
+             FROM unnest($1::text[], $2::bigint[], $3::text[], $4::int[]) AS u(key, version, value, bytes) WHERE d.key = u.key RETURNING d.key, d.updated_at`,
+            existing,
+          );
+          for (const row of updated.rows) updatedAt.set(row.key, row.updated_at);
+        }
+        const fresh = columns((index) => !current.has(stored[index]!));
+        if (fresh[0]!.length > 0) {
+          const inserted = await client.query<{ key: string; updated_at: string }>(
+            `INSERT INTO ${docs} (key, version, deleted, value, bytes, updated_at)
+             SELECT u.key, u.version, false, u.value, u.bytes, ${NOW_MS} FROM unnest($1::text[], $2::bigint[], $3::text[], $4::int[]) AS u(key, version, value, bytes)
+             RETURNING key, updated_at`,
+            fresh,
+          );
+          for (const row of inserted.rows) updatedAt.set(row.key, row.updated_at);
+        }
+        return ok(
+          encoded.map((write, index): Doc => ({
+            key: [...write.segments],
+            value: JSON.parse(write.text) as JsonValue,
+            version: versions.value[index]!,
+            updatedAt: iso(updatedAt.get(stored[index]!)!),
+          })),
+        );
+      });
+    },
+    readPage: (prefix, page) => {
+      const checked = validateKey(prefix, "prefix", true).andThen((segments) => validatePage(page).map((parsed) => ({ segments, parsed })));
+      if (checked.isErr()) return errAsync(checked.error);
+      const { segments, parsed } = checked.value;
+      const { from, to } = prefixRange(segments);
+      return read(context, "reading a page of documents", async (pool) => {
+        const rows = (
+          await pool.query<{ key: string; version: string; value: string | null; updated_at: string }>(
+            `SELECT key, version, value, updated_at FROM ${docs} WHERE NOT deleted AND key >= $1 AND key < $2 AND key > $3 ORDER BY key LIMIT $4`,
+            [from, to, encodeCursor(parsed.after), parsed.limit + 1],
+          )
+        ).rows;
+        const items: Doc[] = [];
+        const damaged: DamagedEntry[] = [];
+        for (const row of rows.slice(0, parsed.limit)) {
+          const key = decodeKey(row.key);
+          const location = `docs/${keyPath(key)}`;
+          const value = parseStored(context, row.value, location);
+          if (value.isOk()) items.push({ key, value: value.value, version: Number(row.version), updatedAt: iso(row.updated_at) });
+          else damaged.push({ key, location: `postgres:${context.tables.schema}#${location}`, problem: value.error.message });
+        }
+        const last = rows.length > parsed.limit ? rows[parsed.limit - 1] : undefined;
+        return ok({ items, ...(damaged.length > 0 ? { damaged } : {}), ...(last ? { next: keyCursor(decodeKey(last.key)) } : {}) });
       });
     },
     list: (prefix, page) => {
