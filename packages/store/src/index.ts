@@ -27,6 +27,7 @@ export type {
   QuarantineEntry,
   RecoveredFrom,
   StoreCapabilities,
+  WrittenDoc,
 } from "./ports.js";
 export { createMemoryStore } from "./memory-store.js";
 export type { MemoryStoreOptions } from "./memory-store.js";

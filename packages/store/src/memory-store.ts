@@ -183,7 +183,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): KeelStore {
                 encoded.map((write, index) => {
                   const entry: DocEntry = { key: write.segments, text: write.text, bytes: write.bytes, version: versions[index]!, updatedAt: iso(), deleted: false };
                   docs.set(write.path, entry);
-                  return toDoc(entry);
+                  return { key: [...write.segments], version: entry.version, updatedAt: entry.updatedAt };
                 }),
               ),
             ),

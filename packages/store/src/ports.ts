@@ -112,6 +112,15 @@ export interface BatchPut {
   condition: PutCondition;
 }
 
+/** What {@link DocStore.batch} reports of each document it wrote (the caller has the values). */
+export interface WrittenDoc {
+  key: string[];
+  /** The document's new version. */
+  version: number;
+  /** When the store wrote it (ISO 8601, the store's clock). */
+  updatedAt: string;
+}
+
 /** One page of {@link DocStore.readPage}: documents with their values. */
 export interface DocValuePage {
   /** The live, readable documents of the page, in key order, values included. */
@@ -157,9 +166,9 @@ export interface DocStore {
    * `deleted`, `corrupt`), its `details.index` the write's position; nothing is written. The
    * fence, when given, guards the whole batch. At most `MAX_BATCH_WRITES` (100, in `@keel/store/kit`) writes, no key
    * twice (`invalid_input`); values follow the rules of {@link DocStore.put}. An empty batch
-   * checks the fence and writes nothing. Resolves the stored documents in the writes' order.
+   * checks the fence and writes nothing. Resolves each written key's new version, in the writes' order.
    */
-  batch?(writes: readonly BatchPut[], options?: FenceOption): ResultAsync<Doc[], KeelError>;
+  batch?(writes: readonly BatchPut[], options?: FenceOption): ResultAsync<WrittenDoc[], KeelError>;
   /**
    * Optional (present when {@link StoreCapabilities.pageReads} is true): {@link DocStore.list}
    * with the values, the page read at once (one query in the SQL stores) instead of a `get` per

@@ -320,9 +320,21 @@ export function validateRenewOptions(options: unknown): Result<{ ttlMs?: number 
 
 /** Validates the optional fence of a log delete. */
 export function validateFenceOption(options: unknown): Result<{ fence?: Fence }, KeelError> {
-  const parsed = validate(z.strictObject(fenceField).optional(), options, "options");
+  const parsed = validateFast(FenceOptionSchema, options, "options", acceptFenceOption);
   if (parsed.isErr()) return err(parsed.error);
   return ok((parsed.value ?? {}) as { fence?: Fence });
+}
+
+/** zod schema of a fence-only options object (the judge behind {@link validateFenceOption}); built once, not per call. */
+const FenceOptionSchema = z.strictObject(fenceField).optional();
+
+/** The fast `accept` of {@link FenceOptionSchema}: no options, or `{}` / `{ fence }` with a plainly valid fence. */
+function acceptFenceOption(value: unknown): { fence?: Fence } | undefined {
+  if (value === undefined) return {};
+  if (!isPlainObjectOf(value, ["fence"])) return undefined;
+  if (!Object.hasOwn(value, "fence")) return {};
+  const fence = acceptFence(value.fence);
+  return fence ? { fence } : undefined;
 }
 
 /** The `lease_lost` error of a write whose fence is no longer current. */

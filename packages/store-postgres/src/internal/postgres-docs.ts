@@ -1,5 +1,5 @@
 import { KeelError, type JsonValue } from "@keel/core";
-import type { DamagedEntry, Doc, DocMeta, DocStore } from "@keel/store";
+import type { DamagedEntry, Doc, DocMeta, DocStore, WrittenDoc } from "@keel/store";
 import {
   decideBatch,
   decideDelete,
@@ -96,13 +96,14 @@ export function createPostgresDocs(context: PostgresContext): DocStore {
       if (checked.isErr()) return errAsync(checked.error);
       const { writes: encoded, fence } = checked.value;
       const stored = encoded.map((write) => encodeKey(write.segments));
-      // One transaction, five round trips at most whatever the batch's size: lock the existing
-      // rows (in key order, so two batches never deadlock), decide, update them in one
-      // statement, insert the new ones in another (plain INSERT: a racing creator hits the
-      // primary key and the transaction runs again, as a single put does).
+      // One transaction, four round trips whatever the batch's size: lock the existing rows (in
+      // key order, so two batches never deadlock), decide, then one statement updates them and
+      // inserts the new ones (plain INSERT: a racing creator hits the primary key and the
+      // transaction runs again, as a single put does).
       return transaction(context, `writing ${encoded.length} documents`, async (client) => {
         const fenced = await checkFenceIn(client, context, fence);
         if (fenced.isErr()) return err(fenced.error);
+        if (encoded.length === 0) return ok([]);
         const locked = await client.query<{ key: string; version: string; deleted: boolean }>(
           `SELECT key, version, deleted FROM ${docs} WHERE key = ANY($1::text[]) ORDER BY key FOR UPDATE`,
           [stored],
@@ -117,30 +118,25 @@ export function createPostgresDocs(context: PostgresContext): DocStore {
           const chosen = encoded.flatMap((write, index) => (pick(index) ? [index] : []));
           return [chosen.map((index) => stored[index]!), chosen.map((index) => versions.value[index]!), chosen.map((index) => encoded[index]!.text), chosen.map((index) => encoded[index]!.bytes)];
         };
-        const updatedAt = new Map<string, string>();
         const existing = columns((index) => current.has(stored[index]!));
-        if (existing[0]!.length > 0) {
-          const updated = await client.query<{ key: string; updated_at: string }>(
-            `UPDATE ${docs} AS d SET version = u.version, deleted = false, value = u.value, bytes = u.bytes, updated_at = ${NOW_MS}
-             FROM unnest($1::text[], $2::bigint[], $3::text[], $4::int[]) AS u(key, version, value, bytes) WHERE d.key = u.key RETURNING d.key, d.updated_at`,
-            existing,
-          );
-          for (const row of updated.rows) updatedAt.set(row.key, row.updated_at);
-        }
         const fresh = columns((index) => !current.has(stored[index]!));
-        if (fresh[0]!.length > 0) {
-          const inserted = await client.query<{ key: string; updated_at: string }>(
-            `INSERT INTO ${docs} (key, version, deleted, value, bytes, updated_at)
-             SELECT u.key, u.version, false, u.value, u.bytes, ${NOW_MS} FROM unnest($1::text[], $2::bigint[], $3::text[], $4::int[]) AS u(key, version, value, bytes)
-             RETURNING key, updated_at`,
-            fresh,
-          );
-          for (const row of inserted.rows) updatedAt.set(row.key, row.updated_at);
-        }
+        // Both in one statement (one round trip): the locked rows updated, the new ones inserted.
+        const written = await client.query<{ key: string; updated_at: string }>(
+          `WITH updated AS (
+             UPDATE ${docs} AS d SET version = u.version, deleted = false, value = u.value, bytes = u.bytes, updated_at = ${NOW_MS}
+             FROM unnest($1::text[], $2::bigint[], $3::text[], $4::int[]) AS u(key, version, value, bytes) WHERE d.key = u.key RETURNING d.key, d.updated_at
+           ), inserted AS (
+             INSERT INTO ${docs} (key, version, deleted, value, bytes, updated_at)
+             SELECT n.key, n.version, false, n.value, n.bytes, ${NOW_MS} FROM unnest($5::text[], $6::bigint[], $7::text[], $8::int[]) AS n(key, version, value, bytes)
+             RETURNING key, updated_at
+           )
+           SELECT key, updated_at FROM updated UNION ALL SELECT key, updated_at FROM inserted`,
+          [...existing, ...fresh],
+        );
+        const updatedAt = new Map(written.rows.map((row) => [row.key, row.updated_at]));
         return ok(
-          encoded.map((write, index): Doc => ({
+          encoded.map((write, index): WrittenDoc => ({
             key: [...write.segments],
-            value: JSON.parse(write.text) as JsonValue,
             version: versions.value[index]!,
             updatedAt: iso(updatedAt.get(stored[index]!)!),
           })),

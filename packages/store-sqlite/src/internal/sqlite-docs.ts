@@ -1,5 +1,5 @@
 import { KeelError, type JsonValue } from "@keel/core";
-import type { DamagedEntry, Doc, DocMeta, DocStore } from "@keel/store";
+import type { DamagedEntry, Doc, DocMeta, DocStore, WrittenDoc } from "@keel/store";
 import {
   decideBatch,
   decideDelete,
@@ -110,9 +110,9 @@ export function createSqliteDocs(context: SqliteContext): DocStore {
             encoded,
           ).map((versions) => {
             const updatedAt = iso();
-            return encoded.map((write, index): Doc => {
+            return encoded.map((write, index): WrittenDoc => {
               upsert.run(stored[index]!, versions[index]!, write.text, write.bytes, updatedAt);
-              return { key: [...write.segments], value: JSON.parse(write.text) as JsonValue, version: versions[index]!, updatedAt };
+              return { key: [...write.segments], version: versions[index]!, updatedAt };
             });
           }),
         ),
