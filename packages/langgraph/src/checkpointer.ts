@@ -132,20 +132,27 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
     const namespace = configurableString(config, "checkpoint_ns") ?? "";
     let checkpointId = getCheckpointId(config) || undefined;
     const fromHead = checkpointId === undefined;
+    let writes: Promise<WriteRecord[]> | undefined;
     if (checkpointId === undefined) {
       const headKey = this.#keys.head(threadId, namespace);
-      const head = await unwrap(this.#store.docs.get(headKey));
       const observedKey = this.#observedKey(threadId, namespace);
+      // The head most likely still names the checkpoint this saver saw last: its pending writes
+      // are read alongside the head (one round trip instead of two), and used only if it does.
+      const expected = this.#observed.get(observedKey)?.checkpointId;
+      const speculative = expected === undefined ? undefined : this.#readWrites(threadId, namespace, expected);
+      speculative?.catch(() => undefined); // awaited below only when the head names it
+      const head = await unwrap(this.#store.docs.get(headKey));
       if (!head) {
         this.#observed.set(observedKey, { checkpointId: undefined, version: 0 });
         return undefined;
       }
       checkpointId = parseStored(HeadDocumentSchema, head.value, `head ${headKey.join("/")}`).checkpointId;
       this.#observed.set(observedKey, { checkpointId, version: head.version });
+      if (checkpointId === expected) writes = speculative;
     }
     // The head, just read, names a checkpoint that never changes: a cached copy is current.
     const document = await this.#readCheckpoint(this.#keys.checkpoint(threadId, namespace, checkpointId), fromHead);
-    return document === undefined ? undefined : this.#toTuple(document);
+    return document === undefined ? undefined : this.#toTuple(document, undefined, writes);
   }
 
   /** Lists checkpoints, newest first, filtered by thread, namespace, `before`, metadata `filter`, at most `limit`. */
@@ -503,12 +510,18 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
     );
   }
 
-  /** A stored checkpoint as LangGraph's tuple; `writeLogs`, when given, are the pending-write logs known to exist. */
-  async #toTuple(document: CheckpointDocument, writeLogs?: ReadonlySet<string>): Promise<CheckpointTuple> {
+  /**
+   * A stored checkpoint as LangGraph's tuple; `writeLogs`, when given, are the pending-write
+   * logs known to exist; `readWrites`, its pending writes already being read.
+   */
+  async #toTuple(document: CheckpointDocument, writeLogs?: ReadonlySet<string>, readWrites?: Promise<WriteRecord[]>): Promise<CheckpointTuple> {
     const { threadId, namespace, checkpointId, parentCheckpointId } = document;
     const checkpoint = (await this.serde.loadsTyped(document.checkpoint.type, fromSerialized(document.checkpoint))) as Checkpoint;
     const hasWrites = writeLogs === undefined || writeLogs.has(this.#keys.writes(threadId, namespace, checkpointId).join("/"));
-    const [channelValues, writes] = await Promise.all([this.#readChannels(document), hasWrites ? this.#readWrites(threadId, namespace, checkpointId) : []]);
+    const [channelValues, writes] = await Promise.all([
+      this.#readChannels(document),
+      readWrites ?? (hasWrites ? this.#readWrites(threadId, namespace, checkpointId) : []),
+    ]);
     checkpoint.channel_values = { ...checkpoint.channel_values, ...channelValues };
     if (checkpoint.v < 4 && parentCheckpointId !== undefined) await this.#migratePendingSends(checkpoint, threadId, namespace, parentCheckpointId);
     const pendingWrites: CheckpointPendingWrite[] = await Promise.all(
