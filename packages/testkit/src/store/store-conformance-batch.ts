@@ -126,6 +126,17 @@ export function describeBatchConformance(target: StoreConformanceTarget): void {
         const winner = ((await value(store.docs.get(["race"])))?.value as { n: string }).n;
         expect((await value(store.docs.list(["race-side"]))).items.map((item) => item.key)).toEqual([["race-side", winner]]);
       });
+      it("recreates a deleted key above its tombstone, and lets one of racing creators win", async () => {
+        const store = await open();
+        await value(store.docs.put(["t", "gone"], 1, { create: true }));
+        await value(store.docs.delete(["t", "gone"], { expectedVersion: 1 }));
+        const [recreated] = await value(batchOf(store)([{ key: ["t", "gone"], value: "again", condition: { create: true } }]));
+        expect(recreated?.version).toBe(3);
+        const outcomes = await Promise.all(["a", "b", "c"].map(async (who) => batchOf(store)([{ key: ["t", "new"], value: who, condition: { create: true } }])));
+        expect(outcomes.filter((outcome) => outcome.isOk())).toHaveLength(1);
+        for (const outcome of outcomes) if (outcome.isErr()) expect(outcome.error.code).toBe("conflict");
+        expect((await value(store.docs.get(["t", "new"])))?.version).toBe(1);
+      });
     }
 
     if (target.pageReads) {
