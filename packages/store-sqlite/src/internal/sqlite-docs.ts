@@ -50,8 +50,9 @@ export function createSqliteDocs(context: SqliteContext): DocStore {
   const readPage = db.prepare<[string, string, string, number], { key: string; version: number; value: string | null; updated_at: string }>(
     "SELECT key, version, value, updated_at FROM keel_docs WHERE deleted = 0 AND key >= ? AND key < ? AND key > ? ORDER BY key LIMIT ?",
   );
+  const stateOf = db.prepare<[string], { version: number; deleted: number }>("SELECT version, deleted FROM keel_docs WHERE key = ?");
   const iso = () => new Date(context.clock.now()).toISOString();
-  const state = (row: DocRow | undefined) => (row ? { version: row.version, deleted: row.deleted === 1 } : undefined);
+  const state = (row: Pick<DocRow, "version" | "deleted"> | undefined) => (row ? { version: row.version, deleted: row.deleted === 1 } : undefined);
 
   return {
     get: (key) => {
@@ -74,7 +75,7 @@ export function createSqliteDocs(context: SqliteContext): DocStore {
       // Serialized and checked before the transaction: nothing slow runs while the write lock is held.
       return writeTransaction(context, `writing ${path}`, () =>
         checkFenceIn(context, parsed.fence).andThen(() =>
-          decidePut(state(select.get(stored)), parsed, path).map((version) => {
+          decidePut(state(stateOf.get(stored)), parsed, path).map((version) => {
             const updatedAt = iso();
             upsert.run(stored, version, encoded.text, encoded.bytes, updatedAt);
             return { key: [...segments], value: JSON.parse(encoded.text) as JsonValue, version, updatedAt };
@@ -90,7 +91,7 @@ export function createSqliteDocs(context: SqliteContext): DocStore {
       const path = keyPath(segments);
       return writeTransaction(context, `deleting ${path}`, () =>
         checkFenceIn(context, parsed.fence).andThen(() =>
-          decideDelete(state(select.get(stored)), parsed, path).map((deleted) => {
+          decideDelete(state(stateOf.get(stored)), parsed, path).map((deleted) => {
             if (deleted) tombstone.run(iso(), stored);
             return deleted;
           }),
@@ -106,7 +107,7 @@ export function createSqliteDocs(context: SqliteContext): DocStore {
       return writeTransaction(context, `writing ${encoded.length} documents`, () =>
         checkFenceIn(context, fence).andThen(() =>
           decideBatch(
-            stored.map((key) => state(select.get(key))),
+            stored.map((key) => state(stateOf.get(key))),
             encoded,
           ).map((versions) => {
             const updatedAt = iso();
