@@ -112,6 +112,10 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
   readonly #keys: CheckpointKeys;
   readonly #observed = new Map<string, ObservedHead>();
   readonly #documents = new BoundedCache<CheckpointDocument>(CACHE_CHARS);
+  /** `putWrites` in flight, by writes log (LangGraph does not await them before the next `put`). */
+  readonly #writesInFlight = new Map<string, Set<Promise<void>>>();
+  /** Writes logs where this saver's `putWrites` lost to another writer's (a `conflict`), not yet reported by a `put`. */
+  readonly #lostWrites = new Set<string>();
   readonly #blobs = new BoundedCache<Serialized>(CACHE_CHARS);
 
   /** Use {@link createKeelCheckpointer}. */
@@ -271,6 +275,7 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
       channels,
       metadata: toSerialized(metadataType, metadataBytes),
     };
+    if (parentCheckpointId !== undefined) await this.#checkParentWrites(threadId, namespace, parentCheckpointId);
     const observed = this.#observed.get(this.#observedKey(threadId, namespace));
     // Continuing from the head this saver saw: one atomic batch, its head write checked by CAS.
     if (observed !== undefined && observed.checkpointId === parentCheckpointId && (await this.#putBatched(document, blobs, observed))) {
@@ -361,8 +366,46 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
     return this.#configOf(threadId, namespace, checkpointId);
   }
 
+  /**
+   * A `put` from a checkpoint whose pending writes this saver failed to store (another writer
+   * stored different ones: it ran the same task of the same checkpoint, as two processes
+   * resuming one thread do) must not advance the thread with results that lost: it waits for
+   * the writes in flight and fails with `conflict` when one lost.
+   */
+  async #checkParentWrites(threadId: string, namespace: string, parentCheckpointId: string): Promise<void> {
+    const log = this.#keys.writes(threadId, namespace, parentCheckpointId).join("/");
+    const inFlight = this.#writesInFlight.get(log);
+    if (inFlight) await Promise.allSettled([...inFlight]);
+    if (!this.#lostWrites.delete(log)) return;
+    this.#observed.delete(this.#observedKey(threadId, namespace));
+    throw new KeelError(
+      "conflict",
+      `thread "${threadId}" (namespace "${namespace}"): another writer stored different pending writes for checkpoint ${parentCheckpointId} (it ran the same step): re-read the thread and run again`,
+      { details: { threadId, namespace, parentCheckpointId } },
+    );
+  }
+
   /** Stores pending writes of one task against a checkpoint, idempotently (see the class notes). */
   async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath?: string): Promise<void> {
+    const checkpointId = getCheckpointId(config) || undefined;
+    if (checkpointId === undefined) return this.#putWrites(config, writes, taskId, taskPath); // refused there, with its reason
+    const log = this.#keys.writes(requireThreadId(config, "putWrites"), configurableString(config, "checkpoint_ns") ?? "", checkpointId).join("/");
+    const work = this.#putWrites(config, writes, taskId, taskPath);
+    let inFlight = this.#writesInFlight.get(log);
+    if (!inFlight) this.#writesInFlight.set(log, (inFlight = new Set()));
+    inFlight.add(work);
+    try {
+      await work;
+    } catch (error) {
+      if (KeelError.is(error, "conflict")) this.#lostWrites.add(log);
+      throw error;
+    } finally {
+      inFlight.delete(work);
+      if (inFlight.size === 0) this.#writesInFlight.delete(log);
+    }
+  }
+
+  async #putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath?: string): Promise<void> {
     const threadId = requireThreadId(config, "putWrites");
     const namespace = configurableString(config, "checkpoint_ns") ?? "";
     const checkpointId = getCheckpointId(config) || undefined;
