@@ -15,6 +15,13 @@ import { adminQuery, dropSchema, freshSchemaName, probeTestPostgres, testPostgre
  * @keel/langgraph beside LangGraph's own SqliteSaver and PostgresSaver, interleaved in one run.
  * put + getTuple: one step of a graph (a checkpoint with a growing "messages" channel and a
  * changing "step" channel, then the latest read back). list: 1,000 checkpoints of one thread.
+ *
+ * Durability, compared honestly: SqliteSaver opens better-sqlite3 in WAL mode and sets no
+ * `synchronous`, so it runs at better-sqlite3's compiled default for WAL, NORMAL
+ * (SQLITE_DEFAULT_WAL_SYNCHRONOUS=1): a commit is not fsynced, it survives a process crash but
+ * not a power cut. Keel's SQLite store defaults to FULL (every commit fsynced). Both Keel rows
+ * are shown: "synchronous normal" is the like-for-like one. PostgresSaver and Keel's PostgreSQL
+ * store both commit with the server's own (fsynced) commit.
  */
 
 const root = mkdtempSync(path.join(tmpdir(), "keel-langgraph-bench-"));
@@ -46,6 +53,8 @@ async function listAll(saver: BaseCheckpointSaver, thread: string): Promise<numb
 const sqliteSaver = SqliteSaver.fromConnString(path.join(root, "langgraph.db"));
 const keelSqliteStore = createSqliteStore({ file: path.join(root, "keel.db") });
 const keelSqlite = createKeelCheckpointer({ store: keelSqliteStore });
+const keelSqliteNormalStore = createSqliteStore({ file: path.join(root, "keel-normal.db"), synchronous: "normal" });
+const keelSqliteNormal = createKeelCheckpointer({ store: keelSqliteNormalStore });
 const postgresReachable = (await probeTestPostgres()) === undefined;
 const postgresSchema = freshSchemaName();
 const keelPostgresSchema = freshSchemaName();
@@ -59,7 +68,8 @@ if (postgresSaver) {
 
 const savers: [string, BaseCheckpointSaver | undefined][] = [
   ["LangGraph SqliteSaver", sqliteSaver],
-  ["Keel over SQLite", keelSqlite],
+  ["Keel over SQLite, synchronous normal (as SqliteSaver)", keelSqliteNormal],
+  ["Keel over SQLite, synchronous full (fsync per commit)", keelSqlite],
   ["LangGraph PostgresSaver", postgresSaver],
   ["Keel over PostgreSQL", keelPostgres],
 ];
@@ -67,6 +77,7 @@ for (const [name, saver] of savers) if (saver) await fill(saver, "list-1000", 10
 
 afterAll(async () => {
   await keelSqliteStore.close();
+  await keelSqliteNormalStore.close();
   await keelPostgresStore?.close();
   await postgresSaver?.end();
   if (postgresReachable) {

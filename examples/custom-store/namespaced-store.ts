@@ -30,7 +30,8 @@ export function createNamespacedStore(inner: KeelStore, namespace: string): Keel
   };
 
   return {
-    capabilities: inner.capabilities,
+    // The guarantees only: the optional docs.batch / docs.readPage are not wrapped, so not declared.
+    capabilities: { scope: inner.capabilities.scope, durability: inner.capabilities.durability, maxValueBytes: inner.capabilities.maxValueBytes },
     check: (options) => inner.check(options),
     close: () => inner.close(),
     docs: {

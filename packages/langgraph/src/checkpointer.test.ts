@@ -44,6 +44,26 @@ describe("createKeelCheckpointer", () => {
     expect((await saver.getTuple(config))?.pendingWrites).toEqual([["task-1", "__resume__", "second"]]);
   });
 
+  it("refuses the put of a saver whose pending writes lost to another writer's, even before the head moves", async () => {
+    const store = createMemoryStore();
+    const first = createKeelCheckpointer({ store });
+    const root = await first.put({ configurable: { thread_id: "t" } }, checkpoint(), metadata, {});
+    const second = createKeelCheckpointer({ store });
+    expect((await second.getTuple({ configurable: { thread_id: "t" } }))?.config).toEqual(root);
+    // Both ran the same task of the same checkpoint with different results (two resumers).
+    const kept = first.putWrites(root, [["name", "Ada"]], "task-1");
+    const lost = second.putWrites(root, [["name", "Grace"]], "task-1");
+    // As LangGraph does, the put is called without awaiting the writes.
+    const refused = rejection(second.put(root, checkpoint({ name: "Grace" }), metadata, { name: 1 }));
+    await kept;
+    expect((await rejection(lost)).code).toBe("conflict");
+    expect((await refused).code).toBe("conflict");
+    const winner = await first.put(root, checkpoint({ name: "Ada" }), metadata, { name: 1 });
+    const latest = await second.getTuple({ configurable: { thread_id: "t" } });
+    expect(latest?.config).toEqual(winner);
+    expect(latest?.checkpoint.channel_values).toEqual({ name: "Ada" });
+  });
+
   it("refuses a put continuing from a head another writer has moved, and keeps the winner as latest", async () => {
     const store = createMemoryStore();
     const first = createKeelCheckpointer({ store });

@@ -17,9 +17,11 @@ import {
   type PendingWrite,
 } from "@langchain/langgraph-checkpoint";
 import { KeelError, digest, type JsonValue } from "@keel/core";
-import type { DocMeta, KeelStore } from "@keel/store";
+import type { BatchPut, DocMeta, KeelStore } from "@keel/store";
+import { MAX_BATCH_WRITES, keyCursor } from "@keel/store/kit";
 import type { ResultAsync } from "neverthrow";
 import { KeelCheckpointerOptionsSchema, type KeelCheckpointerOptions } from "./checkpointer-options.js";
+import { BoundedCache } from "./internal/bounded-cache.js";
 import { createCheckpointKeys, encodeSegment, type CheckpointKeys } from "./internal/checkpoint-keys.js";
 import {
   CheckpointDocumentSchema,
@@ -30,6 +32,7 @@ import {
   parseStored,
   toSerialized,
   type CheckpointDocument,
+  type Serialized,
   type WriteRecord,
 } from "./internal/checkpoint-records.js";
 
@@ -39,8 +42,20 @@ interface ObservedHead {
   version: number;
 }
 
-/** How many listed checkpoints are read ahead at once. */
+/** How many listed checkpoints are read ahead at once, one by one (a store without `readPage`). */
 const LIST_BATCH = 16;
+
+/** How many listed checkpoints one `readPage` reads. */
+const LIST_PAGE = 100;
+
+/** Characters of JSON text each cache of one saver keeps (checkpoint documents; channel blobs). */
+const CACHE_CHARS = 4 * 1024 * 1024;
+
+/** A channel blob to store: content-addressed, so an existing one is the same bytes. */
+interface BlobWrite {
+  key: string[];
+  value: Serialized;
+}
 
 async function unwrap<T>(result: ResultAsync<T, KeelError>): Promise<T> {
   const settled = await result;
@@ -84,12 +99,24 @@ function requireThreadId(config: RunnableConfig, operation: string): string {
  *   channels (error, interrupt, resume, scheduled) are replaced, as LangGraph expects.
  * - A stored value that does not parse is `corrupt`, never a missing checkpoint.
  *
+ * Over a store with `docs.batch` (capability `batchWrites`: memory, SQLite, PostgreSQL) a `put`
+ * continuing from the head this saver last saw is one transaction (blobs, checkpoint, head);
+ * otherwise (the fs store) its writes are made one by one, the head last. Checkpoint documents
+ * and blobs never change once written, so the saver keeps the ones it wrote or read in a
+ * bounded cache; heads are always read from the store.
+ *
  * Errors are thrown as {@link KeelError} (the saver's methods are LangGraph's Promise API).
  */
 export class KeelCheckpointSaver extends BaseCheckpointSaver {
   readonly #store: KeelStore;
   readonly #keys: CheckpointKeys;
   readonly #observed = new Map<string, ObservedHead>();
+  readonly #documents = new BoundedCache<CheckpointDocument>(CACHE_CHARS);
+  /** `putWrites` in flight, by writes log (LangGraph does not await them before the next `put`). */
+  readonly #writesInFlight = new Map<string, Set<Promise<void>>>();
+  /** Writes logs where this saver's `putWrites` lost to another writer's (a `conflict`), not yet reported by a `put`. */
+  readonly #lostWrites = new Set<string>();
+  readonly #blobs = new BoundedCache<Serialized>(CACHE_CHARS);
 
   /** Use {@link createKeelCheckpointer}. */
   constructor(options: KeelCheckpointerOptions) {
@@ -108,21 +135,28 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
     if (threadId === undefined) return undefined;
     const namespace = configurableString(config, "checkpoint_ns") ?? "";
     let checkpointId = getCheckpointId(config) || undefined;
+    const fromHead = checkpointId === undefined;
+    let writes: Promise<WriteRecord[]> | undefined;
     if (checkpointId === undefined) {
       const headKey = this.#keys.head(threadId, namespace);
-      const head = await unwrap(this.#store.docs.get(headKey));
       const observedKey = this.#observedKey(threadId, namespace);
+      // The head most likely still names the checkpoint this saver saw last: its pending writes
+      // are read alongside the head (one round trip instead of two), and used only if it does.
+      const expected = this.#observed.get(observedKey)?.checkpointId;
+      const speculative = expected === undefined ? undefined : this.#readWrites(threadId, namespace, expected);
+      speculative?.catch(() => undefined); // awaited below only when the head names it
+      const head = await unwrap(this.#store.docs.get(headKey));
       if (!head) {
         this.#observed.set(observedKey, { checkpointId: undefined, version: 0 });
         return undefined;
       }
       checkpointId = parseStored(HeadDocumentSchema, head.value, `head ${headKey.join("/")}`).checkpointId;
       this.#observed.set(observedKey, { checkpointId, version: head.version });
+      if (checkpointId === expected) writes = speculative;
     }
-    const key = this.#keys.checkpoint(threadId, namespace, checkpointId);
-    const stored = await unwrap(this.#store.docs.get(key));
-    if (!stored) return undefined;
-    return this.#toTuple(parseStored(CheckpointDocumentSchema, stored.value, `checkpoint ${key.join("/")}`));
+    // The head, just read, names a checkpoint that never changes: a cached copy is current.
+    const document = await this.#readCheckpoint(this.#keys.checkpoint(threadId, namespace, checkpointId), fromHead);
+    return document === undefined ? undefined : this.#toTuple(document, undefined, writes);
   }
 
   /** Lists checkpoints, newest first, filtered by thread, namespace, `before`, metadata `filter`, at most `limit`. */
@@ -147,18 +181,22 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
       if (onlyId !== undefined && id !== onlyId) continue;
       if (beforeId !== undefined && id >= beforeId) continue;
       const group = meta.key.slice(0, -1).join("/");
-      groups.set(group, [...(groups.get(group) ?? []), meta]);
+      let metas = groups.get(group);
+      if (!metas) groups.set(group, (metas = []));
+      metas.push(meta);
     }
     for (const metas of groups.values()) {
-      metas.sort((left, right) => ((left.key.at(-1) ?? "") < (right.key.at(-1) ?? "") ? 1 : -1));
-      // Read ahead in small batches (the reads are independent), yield in order.
-      let start = 0;
-      while (start < metas.length) {
+      metas.sort((left, right) => ((left.key.at(-1) ?? "") < (right.key.at(-1) ?? "") ? -1 : 1));
+      // Which checkpoints of the namespace have pending writes: one listing, not a read each.
+      const writeLogs = new Set((await unwrap(this.#store.logs.list([...metas[0]!.key.slice(0, -2), "writes"]))).map((key) => key.join("/")));
+      // Newest first: read chunks from the end, each at once, and yield each newest first.
+      let end = metas.length;
+      while (end > 0) {
         if (remaining !== undefined && remaining <= 0) return;
-        const size = remaining === undefined ? LIST_BATCH : Math.min(LIST_BATCH, remaining);
-        const batch = metas.slice(start, start + size);
-        start += size;
-        const tuples = await Promise.all(batch.map(async (meta) => this.#listed(meta, filter)));
+        const start = Math.max(0, end - (remaining === undefined ? LIST_PAGE : Math.min(LIST_PAGE, remaining)));
+        const documents = await this.#readListed(metas, start, end);
+        end = start;
+        const tuples = await Promise.all(documents.reverse().map(async (document) => (document === undefined ? undefined : this.#listed(document, filter, writeLogs))));
         for (const tuple of tuples) {
           if (tuple === undefined) continue;
           if (remaining !== undefined && remaining <= 0) return;
@@ -169,16 +207,43 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
     }
   }
 
-  /** One listed checkpoint as a tuple, or undefined when deleted since listed or not matching `filter`. */
-  async #listed(meta: DocMeta, filter: Record<string, unknown> | undefined): Promise<CheckpointTuple | undefined> {
-    const stored = await unwrap(this.#store.docs.get(meta.key));
-    if (!stored) return undefined;
-    const document = parseStored(CheckpointDocumentSchema, stored.value, `checkpoint ${meta.key.join("/")}`);
+  /**
+   * The checkpoint documents of `metas[start..end)` (one namespace, ascending), in that order;
+   * undefined for one deleted since listed. With `readPage`, one read of the page after
+   * `metas[start - 1]`; a key it did not return (deleted, or pushed out by a checkpoint written
+   * since) is read alone.
+   */
+  async #readListed(metas: DocMeta[], start: number, end: number): Promise<(CheckpointDocument | undefined)[]> {
+    const chunk = metas.slice(start, end);
+    const parse = (key: string[], value: JsonValue) => parseStored(CheckpointDocumentSchema, value, `checkpoint ${key.join("/")}`);
+    const readOne = async (key: string[]) => {
+      const stored = await unwrap(this.#store.docs.get(key));
+      return stored === undefined ? undefined : parse(key, stored.value);
+    };
+    const readPage = this.#store.capabilities.pageReads === true ? this.#store.docs.readPage?.bind(this.#store.docs) : undefined;
+    if (readPage === undefined) {
+      const out: (CheckpointDocument | undefined)[] = [];
+      for (let at = 0; at < chunk.length; at += LIST_BATCH) out.push(...(await Promise.all(chunk.slice(at, at + LIST_BATCH).map(async (meta) => readOne(meta.key)))));
+      return out;
+    }
+    const previous = metas[start - 1];
+    const page = await unwrap(readPage(chunk[0]!.key.slice(0, -1), previous === undefined ? { limit: chunk.length } : { after: keyCursor(previous.key), limit: chunk.length }));
+    const found = new Map(page.items.map((doc) => [doc.key.join("/"), doc]));
+    return Promise.all(
+      chunk.map(async (meta) => {
+        const doc = found.get(meta.key.join("/"));
+        return doc === undefined ? readOne(meta.key) : parse(doc.key, doc.value);
+      }),
+    );
+  }
+
+  /** One listed checkpoint as a tuple, or undefined when not matching `filter`. */
+  async #listed(document: CheckpointDocument, filter: Record<string, unknown> | undefined, writeLogs: ReadonlySet<string>): Promise<CheckpointTuple | undefined> {
     if (filter) {
       const metadata = (await this.serde.loadsTyped(document.metadata.type, fromSerialized(document.metadata))) as Record<string, unknown>;
       if (!Object.entries(filter).every(([name, value]) => metadata[name] === value)) return undefined;
     }
-    return this.#toTuple(document);
+    return this.#toTuple(document, writeLogs);
   }
 
   /**
@@ -200,12 +265,7 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
       this.serde.dumpsTyped(prepared),
       this.serde.dumpsTyped(metadata),
     ]);
-    const headKey = this.#keys.head(threadId, namespace);
-    // The head is read alongside the blob writes; it is checked by CAS when moved, below.
-    const [channels, head] = await Promise.all([
-      this.#writeChannels(threadId, namespace, parentCheckpointId, values, newVersions),
-      unwrap(this.#store.docs.get(headKey)),
-    ]);
+    const { channels, blobs } = await this.#channelsOf(threadId, namespace, parentCheckpointId, values, newVersions);
     const document: CheckpointDocument = {
       threadId,
       namespace,
@@ -215,21 +275,79 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
       channels,
       metadata: toSerialized(metadataType, metadataBytes),
     };
-    const key = this.#keys.checkpoint(threadId, namespace, checkpoint.id);
+    if (parentCheckpointId !== undefined) await this.#checkParentWrites(threadId, namespace, parentCheckpointId);
+    const observed = this.#observed.get(this.#observedKey(threadId, namespace));
+    // Continuing from the head this saver saw: one atomic batch, its head write checked by CAS.
+    if (observed !== undefined && observed.checkpointId === parentCheckpointId && (await this.#putBatched(document, blobs, observed))) {
+      return this.#configOf(threadId, namespace, checkpoint.id);
+    }
+    return this.#putOneByOne(document, blobs);
+  }
+
+  /**
+   * The fast `put`: blobs, checkpoint and head in one `docs.batch`, the head's version the one
+   * observed. A blob already stored (content-addressed: the same bytes) is dropped from the
+   * batch, which runs again. Resolves false when the store has no batch or the checkpoint or
+   * head write was refused: {@link KeelCheckpointSaver.#putOneByOne} then decides (a retried
+   * put that landed, or `conflict`), reading the head afresh.
+   */
+  async #putBatched(document: CheckpointDocument, blobs: readonly BlobWrite[], observed: ObservedHead): Promise<boolean> {
+    const { threadId, namespace, checkpointId } = document;
+    const batch = this.#store.capabilities.batchWrites === true ? this.#store.docs.batch?.bind(this.#store.docs) : undefined;
+    if (batch === undefined || blobs.length + 2 > MAX_BATCH_WRITES) return false;
+    const key = this.#keys.checkpoint(threadId, namespace, checkpointId);
+    const headKey = this.#keys.head(threadId, namespace);
+    const tail: BatchPut[] = [
+      { key, value: document as unknown as JsonValue, condition: { create: true } },
+      { key: headKey, value: { checkpointId }, condition: observed.version === 0 ? { create: true } : { expectedVersion: observed.version } },
+    ];
+    let pending = [...blobs];
+    for (;;) {
+      const outcome = await batch([...pending.map((blob): BatchPut => ({ key: blob.key, value: blob.value, condition: { create: true } })), ...tail]);
+      if (outcome.isOk()) {
+        this.#observed.set(this.#observedKey(threadId, namespace), { checkpointId, version: outcome.value.at(-1)!.version });
+        this.#rememberCheckpoint(key, document);
+        for (const blob of blobs) this.#rememberBlob(blob.key, blob.value);
+        return true;
+      }
+      const { code, details } = outcome.error;
+      if (code !== "conflict" && code !== "deleted") throw outcome.error;
+      const index = details.index;
+      if (typeof index !== "number" || index >= pending.length) return false;
+      pending = pending.filter((_, at) => at !== index);
+    }
+  }
+
+  /**
+   * The `put` of a store without batches, or after a refused batch: blobs, then the checkpoint
+   * (create-only; an identical one already there is a retried put), then the head by CAS (from
+   * the version observed when continuing from the observed head, else the one read now). A
+   * refused head move deletes the checkpoint it wrote and is `conflict`.
+   */
+  async #putOneByOne(document: CheckpointDocument, blobs: readonly BlobWrite[]): Promise<RunnableConfig> {
+    const { threadId, namespace, checkpointId, parentCheckpointId } = document;
+    const headKey = this.#keys.head(threadId, namespace);
+    const [head] = await Promise.all([
+      unwrap(this.#store.docs.get(headKey)),
+      ...blobs.map(async (blob) => {
+        const written = await this.#store.docs.put(blob.key, blob.value, { create: true });
+        if (written.isErr() && written.error.code !== "conflict") throw written.error;
+      }),
+    ]);
+    const key = this.#keys.checkpoint(threadId, namespace, checkpointId);
     const observedKey = this.#observedKey(threadId, namespace);
     const observed = this.#observed.get(observedKey);
     // Continuing from what this saver saw as the head: the head must not have moved since.
     const expectedHeadVersion = observed !== undefined && observed.checkpointId === parentCheckpointId ? observed.version : (head?.version ?? 0);
-    if (head && expectedHeadVersion === head.version && parseStored(HeadDocumentSchema, head.value, `head ${headKey.join("/")}`).checkpointId === checkpoint.id) {
-      return this.#configOf(threadId, namespace, checkpoint.id); // a retried put that already landed
+    if (head && expectedHeadVersion === head.version && parseStored(HeadDocumentSchema, head.value, `head ${headKey.join("/")}`).checkpointId === checkpointId) {
+      return this.#configOf(threadId, namespace, checkpointId); // a retried put that already landed
     }
     const written = await this.#store.docs.put(key, document as unknown as JsonValue, { create: true });
     if (written.isErr()) {
       const existing = await unwrap(this.#store.docs.get(key));
       if (!existing || digest(existing.value) !== digest(document as unknown as JsonValue)) throw written.error;
     }
-    const headValue = { checkpointId: checkpoint.id };
-    const moved = await this.#store.docs.put(headKey, headValue, expectedHeadVersion === 0 ? { create: true } : { expectedVersion: expectedHeadVersion });
+    const moved = await this.#store.docs.put(headKey, { checkpointId }, expectedHeadVersion === 0 ? { create: true } : { expectedVersion: expectedHeadVersion });
     if (moved.isErr()) {
       if (written.isOk()) await this.#store.docs.delete(key, { expectedVersion: written.value.version });
       if (moved.error.code === "conflict" || moved.error.code === "deleted") {
@@ -237,17 +355,57 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
         throw new KeelError(
           "conflict",
           `thread "${threadId}" (namespace "${namespace}") was advanced by another writer since checkpoint ${parentCheckpointId ?? "(none)"} was read: re-read the thread and run again`,
-          { details: { threadId, namespace, parentCheckpointId: parentCheckpointId ?? null, checkpointId: checkpoint.id }, cause: moved.error },
+          { details: { threadId, namespace, parentCheckpointId: parentCheckpointId ?? null, checkpointId }, cause: moved.error },
         );
       }
       throw moved.error;
     }
-    this.#observed.set(observedKey, { checkpointId: checkpoint.id, version: moved.value.version });
-    return this.#configOf(threadId, namespace, checkpoint.id);
+    this.#observed.set(observedKey, { checkpointId, version: moved.value.version });
+    this.#rememberCheckpoint(key, document);
+    for (const blob of blobs) this.#rememberBlob(blob.key, blob.value);
+    return this.#configOf(threadId, namespace, checkpointId);
+  }
+
+  /**
+   * A `put` from a checkpoint whose pending writes this saver failed to store (another writer
+   * stored different ones: it ran the same task of the same checkpoint, as two processes
+   * resuming one thread do) must not advance the thread with results that lost: it waits for
+   * the writes in flight and fails with `conflict` when one lost.
+   */
+  async #checkParentWrites(threadId: string, namespace: string, parentCheckpointId: string): Promise<void> {
+    const log = this.#keys.writes(threadId, namespace, parentCheckpointId).join("/");
+    const inFlight = this.#writesInFlight.get(log);
+    if (inFlight) await Promise.allSettled([...inFlight]);
+    if (!this.#lostWrites.delete(log)) return;
+    this.#observed.delete(this.#observedKey(threadId, namespace));
+    throw new KeelError(
+      "conflict",
+      `thread "${threadId}" (namespace "${namespace}"): another writer stored different pending writes for checkpoint ${parentCheckpointId} (it ran the same step): re-read the thread and run again`,
+      { details: { threadId, namespace, parentCheckpointId } },
+    );
   }
 
   /** Stores pending writes of one task against a checkpoint, idempotently (see the class notes). */
   async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath?: string): Promise<void> {
+    const checkpointId = getCheckpointId(config) || undefined;
+    if (checkpointId === undefined) return this.#putWrites(config, writes, taskId, taskPath); // refused there, with its reason
+    const log = this.#keys.writes(requireThreadId(config, "putWrites"), configurableString(config, "checkpoint_ns") ?? "", checkpointId).join("/");
+    const work = this.#putWrites(config, writes, taskId, taskPath);
+    let inFlight = this.#writesInFlight.get(log);
+    if (!inFlight) this.#writesInFlight.set(log, (inFlight = new Set()));
+    inFlight.add(work);
+    try {
+      await work;
+    } catch (error) {
+      if (KeelError.is(error, "conflict")) this.#lostWrites.add(log);
+      throw error;
+    } finally {
+      inFlight.delete(work);
+      if (inFlight.size === 0) this.#writesInFlight.delete(log);
+    }
+  }
+
+  async #putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath?: string): Promise<void> {
     const threadId = requireThreadId(config, "putWrites");
     const namespace = configurableString(config, "checkpoint_ns") ?? "";
     const checkpointId = getCheckpointId(config) || undefined;
@@ -277,29 +435,30 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
     for (const meta of await this.#listAll(prefix)) await unwrap(this.#store.docs.delete(meta.key, { unconditional: true }));
     const observedPrefix = `${encodeSegment(threadId)}/`;
     for (const key of this.#observed.keys()) if (key.startsWith(observedPrefix)) this.#observed.delete(key);
+    this.#documents.deletePrefix(`${prefix.join("/")}/`);
+    this.#blobs.deletePrefix(`${prefix.join("/")}/`);
   }
 
   /**
-   * Stores the values of the channels in `newVersions` as content-addressed blobs (an existing
-   * blob is the same bytes by construction) and returns the channel map of the new checkpoint:
-   * the parent's references, with the changed channels replaced.
+   * The channel map of a new checkpoint (the parent's blob references, with the channels in
+   * `newVersions` replaced) and the blobs of the changed values, to be written (by
+   * content-address: an existing blob is the same bytes by construction).
    */
-  async #writeChannels(
+  async #channelsOf(
     threadId: string,
     namespace: string,
     parentCheckpointId: string | undefined,
     values: Record<string, unknown>,
     newVersions: ChannelVersions,
-  ): Promise<Record<string, string | null>> {
+  ): Promise<{ channels: Record<string, string | null>; blobs: BlobWrite[] }> {
     let channels: Record<string, string | null> = {};
-    const changed = Object.keys(newVersions ?? {});
     if (parentCheckpointId !== undefined) {
-      const parentKey = this.#keys.checkpoint(threadId, namespace, parentCheckpointId);
-      const parent = await unwrap(this.#store.docs.get(parentKey));
-      if (parent) channels = { ...parseStored(CheckpointDocumentSchema, parent.value, `checkpoint ${parentKey.join("/")}`).channels };
+      const parent = await this.#readCheckpoint(this.#keys.checkpoint(threadId, namespace, parentCheckpointId), true);
+      if (parent) channels = { ...parent.channels };
     }
+    const blobs: BlobWrite[] = [];
     await Promise.all(
-      changed.map(async (channel) => {
+      Object.keys(newVersions ?? {}).map(async (channel) => {
         if (!(channel in values) || values[channel] === undefined) {
           channels[channel] = null;
           return;
@@ -307,12 +466,34 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
         const [type, bytes] = await this.serde.dumpsTyped(values[channel]);
         const blob = toSerialized(type, bytes);
         const blobDigest = digest(blob).slice("sha256:".length);
-        const written = await this.#store.docs.put(this.#keys.blob(threadId, namespace, blobDigest), blob, { create: true });
-        if (written.isErr() && written.error.code !== "conflict") throw written.error;
         channels[channel] = blobDigest;
+        blobs.push({ key: this.#keys.blob(threadId, namespace, blobDigest), value: blob });
       }),
     );
-    return channels;
+    return { channels, blobs };
+  }
+
+  /** A checkpoint document: from the cache when `cached` (it never changes once written), else read (and cached). */
+  async #readCheckpoint(key: string[], cached: boolean): Promise<CheckpointDocument | undefined> {
+    const text = key.join("/");
+    const hit = cached ? this.#documents.get(text) : undefined;
+    if (hit) return hit;
+    const stored = await unwrap(this.#store.docs.get(key));
+    if (!stored) {
+      this.#documents.delete(text);
+      return undefined;
+    }
+    const document = parseStored(CheckpointDocumentSchema, stored.value, `checkpoint ${text}`);
+    this.#rememberCheckpoint(key, document);
+    return document;
+  }
+
+  #rememberCheckpoint(key: string[], document: CheckpointDocument): void {
+    this.#documents.set(key.join("/"), document, document.checkpoint.data.length + document.metadata.data.length + 256);
+  }
+
+  #rememberBlob(key: string[], blob: Serialized): void {
+    this.#blobs.set(key.join("/"), blob, blob.data.length + 64);
   }
 
   async #readChannels(document: CheckpointDocument): Promise<Record<string, unknown>> {
@@ -321,6 +502,11 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
       Object.entries(document.channels).map(async ([channel, blobDigest]) => {
         if (blobDigest === null) return;
         const key = this.#keys.blob(document.threadId, document.namespace, blobDigest);
+        const cached = this.#blobs.get(key.join("/"));
+        if (cached) {
+          values[channel] = await this.serde.loadsTyped(cached.type, fromSerialized(cached));
+          return;
+        }
         const stored = await unwrap(this.#store.docs.get(key));
         if (!stored) {
           throw new KeelError("corrupt", `checkpoint ${document.checkpointId} refers to channel "${channel}" blob ${key.join("/")}, which is missing`, {
@@ -328,6 +514,7 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
           });
         }
         const blob = parseStored(SerializedSchema, stored.value, `blob ${key.join("/")}`);
+        this.#rememberBlob(key, blob);
         values[channel] = await this.serde.loadsTyped(blob.type, fromSerialized(blob));
       }),
     );
@@ -366,10 +553,18 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
     );
   }
 
-  async #toTuple(document: CheckpointDocument): Promise<CheckpointTuple> {
+  /**
+   * A stored checkpoint as LangGraph's tuple; `writeLogs`, when given, are the pending-write
+   * logs known to exist; `readWrites`, its pending writes already being read.
+   */
+  async #toTuple(document: CheckpointDocument, writeLogs?: ReadonlySet<string>, readWrites?: Promise<WriteRecord[]>): Promise<CheckpointTuple> {
     const { threadId, namespace, checkpointId, parentCheckpointId } = document;
     const checkpoint = (await this.serde.loadsTyped(document.checkpoint.type, fromSerialized(document.checkpoint))) as Checkpoint;
-    const [channelValues, writes] = await Promise.all([this.#readChannels(document), this.#readWrites(threadId, namespace, checkpointId)]);
+    const hasWrites = writeLogs === undefined || writeLogs.has(this.#keys.writes(threadId, namespace, checkpointId).join("/"));
+    const [channelValues, writes] = await Promise.all([
+      this.#readChannels(document),
+      readWrites ?? (hasWrites ? this.#readWrites(threadId, namespace, checkpointId) : []),
+    ]);
     checkpoint.channel_values = { ...checkpoint.channel_values, ...channelValues };
     if (checkpoint.v < 4 && parentCheckpointId !== undefined) await this.#migratePendingSends(checkpoint, threadId, namespace, parentCheckpointId);
     const pendingWrites: CheckpointPendingWrite[] = await Promise.all(

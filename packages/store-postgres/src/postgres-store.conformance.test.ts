@@ -5,6 +5,8 @@ import { createPostgresStore, type PostgresStore } from "./index.js";
 describeWithPostgres("postgres store", () => {
   describeStoreConformance({
     name: "postgres",
+    batchWrites: true,
+    pageReads: true,
     // Lease-expiry tests need every call inside the TTL: a loaded database server is slower than a file.
     shortTtlMs: 500,
     create: async () => createPostgresStore({ connectionString: testPostgresUrl, schema: freshSchemaName(), poolSize: 3 }),

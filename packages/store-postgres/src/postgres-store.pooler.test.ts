@@ -19,6 +19,8 @@ describeWithPostgres("postgres store behind PgBouncer (transaction pooling)", ()
   afterAll(() => bouncer.stop());
   describeStoreConformance({
     name: "postgres via pgbouncer",
+    batchWrites: true,
+    pageReads: true,
     // Lease-expiry tests need every call inside the TTL: a loaded database server is slower than a file.
     shortTtlMs: 500,
     create: async () => createPostgresStore({ connectionString: bouncer.url, schema: freshSchemaName(), poolSize: 3 }),

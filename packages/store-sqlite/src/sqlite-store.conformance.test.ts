@@ -8,6 +8,8 @@ const directories = new WeakMap<object, string>();
 
 describeStoreConformance({
   name: "sqlite",
+  batchWrites: true,
+  pageReads: true,
   create: async () => {
     const dir = await mkdtemp(path.join(tmpdir(), "keel-sqlite-conformance-"));
     const store = createSqliteStore({ file: path.join(dir, "keel.db") });

@@ -89,7 +89,13 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
   };
   return {
     file: options.file,
-    capabilities: { scope: "host", durability: synchronous === "full" ? "fsync" : "memory", maxValueBytes: context.maxValueBytes },
+    capabilities: {
+      scope: "host",
+      durability: synchronous === "full" ? "fsync" : "memory",
+      maxValueBytes: context.maxValueBytes,
+      batchWrites: true,
+      pageReads: true,
+    },
     docs: createSqliteDocs(context),
     logs: createSqliteLogs(context),
     leases: createSqliteLeases(context),

@@ -2,12 +2,14 @@ export type {
   AcquireOptions,
   AppendOptions,
   AppendResult,
+  BatchPut,
   DamagedEntry,
   DeleteCondition,
   Doc,
   DocMeta,
   DocPage,
   DocStore,
+  DocValuePage,
   Fence,
   FenceOption,
   IntegrityProblem,
@@ -25,6 +27,7 @@ export type {
   QuarantineEntry,
   RecoveredFrom,
   StoreCapabilities,
+  WrittenDoc,
 } from "./ports.js";
 export { createMemoryStore } from "./memory-store.js";
 export type { MemoryStoreOptions } from "./memory-store.js";

@@ -8,6 +8,7 @@
 export {
   DEFAULT_MAX_VALUE_BYTES,
   MAX_DURATION_MS,
+  MAX_BATCH_WRITES,
   MAX_KEY_DEPTH,
   MAX_RECORD_ID_LENGTH,
   compareKeyToCursor,
@@ -19,6 +20,7 @@ export {
   leaseLost,
   validateAcquire,
   validateAppend,
+  validateBatch,
   validateDeleteCondition,
   validateFenceOption,
   validateKey,
@@ -29,11 +31,12 @@ export {
   validateReadOptions,
   validateRenewOptions,
 } from "./validation.js";
-export type { EncodedRecord } from "./validation.js";
+export type { EncodedPut, EncodedRecord } from "./validation.js";
 export {
   checkFence,
   decideAcquire,
   decideAppend,
+  decideBatch,
   decideDelete,
   decidePut,
   decideRelease,

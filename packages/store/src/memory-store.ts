@@ -6,6 +6,7 @@ import {
   checkFence,
   decideAcquire,
   decideAppend,
+  decideBatch,
   decideDelete,
   decidePut,
   decideRelease,
@@ -24,6 +25,7 @@ import {
   keyPath,
   validateAcquire,
   validateAppend,
+  validateBatch,
   validateDeleteCondition,
   validateFenceOption,
   validateKey,
@@ -102,11 +104,24 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): KeelStore {
     const result = step();
     return result.isOk() ? okAsync(result.value) : errAsync(result.error);
   };
+  /** The live entries of one page under `prefix`, in key order, and the next cursor. */
+  const pageOf = (prefix: unknown, page: unknown): Result<{ entries: DocEntry[]; next?: string }, KeelError> =>
+    validateKey(prefix, "prefix", true).andThen((segments) =>
+      validatePage(page).map(({ after, limit }) => {
+        const matching = [...docs.values()]
+          .filter((entry) => !entry.deleted && hasPrefix(entry.key, segments))
+          .filter((entry) => after === undefined || compareKeyToCursor(entry.key, after) > 0)
+          .sort((left, right) => compareKeys(left.key, right.key));
+        const entries = matching.slice(0, limit);
+        const last = entries[entries.length - 1];
+        return matching.length > limit && last ? { entries, next: keyCursor(last.key) } : { entries };
+      }),
+    );
   const fenceOk = (fence: { lease: string; token: number } | undefined) =>
     fence ? checkFence(leases.get(fence.lease), fence, clock.now()) : ok(undefined);
 
   return {
-    capabilities: { scope: "process", durability: "memory", maxValueBytes },
+    capabilities: { scope: "process", durability: "memory", maxValueBytes, batchWrites: true, pageReads: true },
     docs: {
       get: (key) =>
         run(() =>
@@ -150,18 +165,28 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): KeelStore {
         ),
       list: (prefix, page) =>
         run(() =>
-          validateKey(prefix, "prefix", true).andThen((segments) =>
-            validatePage(page).map(({ after, limit }) => {
-              const matching = [...docs.values()]
-                .filter((entry) => !entry.deleted && hasPrefix(entry.key, segments))
-                .filter((entry) => after === undefined || compareKeyToCursor(entry.key, after) > 0)
-                .sort((left, right) => compareKeys(left.key, right.key));
-              const items: DocMeta[] = matching
-                .slice(0, limit)
-                .map((entry) => ({ key: [...entry.key], version: entry.version, updatedAt: entry.updatedAt, bytes: entry.bytes }));
-              const last = items[items.length - 1];
-              return matching.length > limit && last ? { items, next: keyCursor(last.key) } : { items };
-            }),
+          pageOf(prefix, page).map(({ entries, next }) => ({
+            items: entries.map((entry): DocMeta => ({ key: [...entry.key], version: entry.version, updatedAt: entry.updatedAt, bytes: entry.bytes })),
+            ...(next === undefined ? {} : { next }),
+          })),
+        ),
+      readPage: (prefix, page) =>
+        run(() => pageOf(prefix, page).map(({ entries, next }) => ({ items: entries.map(toDoc), ...(next === undefined ? {} : { next }) }))),
+      batch: (writes, batchOptions) =>
+        run(() =>
+          validateBatch(writes, batchOptions, maxValueBytes).andThen(({ writes: encoded, fence }) =>
+            fenceOk(fence).andThen(() =>
+              decideBatch(
+                encoded.map((write) => docs.get(write.path)),
+                encoded,
+              ).map((versions) =>
+                encoded.map((write, index) => {
+                  const entry: DocEntry = { key: write.segments, text: write.text, bytes: write.bytes, version: versions[index]!, updatedAt: iso(), deleted: false };
+                  docs.set(write.path, entry);
+                  return { key: [...write.segments], version: entry.version, updatedAt: entry.updatedAt };
+                }),
+              ),
+            ),
           ),
         ),
     },

@@ -104,6 +104,33 @@ export interface PageRequest {
   limit?: number;
 }
 
+/** One write of a {@link DocStore.batch}: a document put under its own condition. */
+export interface BatchPut {
+  key: Key;
+  value: JsonValue;
+  /** The write's own condition (a batch's fence is the batch's, in {@link FenceOption}). */
+  condition: PutCondition;
+}
+
+/** What {@link DocStore.batch} reports of each document it wrote (the caller has the values). */
+export interface WrittenDoc {
+  key: string[];
+  /** The document's new version. */
+  version: number;
+  /** When the store wrote it (ISO 8601, the store's clock). */
+  updatedAt: string;
+}
+
+/** One page of {@link DocStore.readPage}: documents with their values. */
+export interface DocValuePage {
+  /** The live, readable documents of the page, in key order, values included. */
+  items: Doc[];
+  /** Keys of the page's range that cannot be read (omitted when there are none). */
+  damaged?: DamagedEntry[];
+  /** The cursor of the next page, when there is more. */
+  next?: string;
+}
+
 /** JSON documents under keys, each replaced atomically under a condition. */
 export interface DocStore {
   /** Reads a live document, or `undefined` when there is none (never written, or deleted). */
@@ -132,7 +159,24 @@ export interface DocStore {
    * and does not fail the listing.
    */
   list(prefix: Key, page?: PageRequest): ResultAsync<DocPage, KeelError>;
+  /**
+   * Optional (present when {@link StoreCapabilities.batchWrites} is true): writes several
+   * documents atomically, all or none, each under its own condition, in one transaction. The
+   * first write whose condition fails fails the whole batch with that write's error (`conflict`,
+   * `deleted`, `corrupt`), its `details.index` the write's position; nothing is written. The
+   * fence, when given, guards the whole batch. At most `MAX_BATCH_WRITES` (100, in `@keel/store/kit`) writes, no key
+   * twice (`invalid_input`); values follow the rules of {@link DocStore.put}. An empty batch
+   * checks the fence and writes nothing. Resolves each written key's new version, in the writes' order.
+   */
+  batch?(writes: readonly BatchPut[], options?: FenceOption): ResultAsync<WrittenDoc[], KeelError>;
+  /**
+   * Optional (present when {@link StoreCapabilities.pageReads} is true): {@link DocStore.list}
+   * with the values, the page read at once (one query in the SQL stores) instead of a `get` per
+   * listed key. Same order, cursors, limits and fail-closed `damaged` entries as `list`.
+   */
+  readPage?(prefix: Key, page?: PageRequest): ResultAsync<DocValuePage, KeelError>;
 }
+
 
 /** One record of a log. */
 export interface LogRecord<T = JsonValue> {
@@ -237,6 +281,10 @@ export interface StoreCapabilities {
   durability: "memory" | "fsync";
   /** The largest value, in bytes of JSON text, a write accepts. */
   maxValueBytes: number;
+  /** Whether the store has {@link DocStore.batch} (atomic multi-document writes). Absent: false. */
+  batchWrites?: boolean;
+  /** Whether the store has {@link DocStore.readPage} (a page of documents with values at once). Absent: false. */
+  pageReads?: boolean;
 }
 
 /** One repair made by {@link KeelStore.check}. */

@@ -31,6 +31,26 @@ export function decidePut(current: DocState | undefined, condition: PutCondition
   return checkExpected(current, condition.expectedVersion, keyText).map(() => next);
 }
 
+/**
+ * Decides a batch of puts, all or none: the new version of each (in order), or the error of the
+ * first write refused, naming it (`writes[i]: …`, `details.index`).
+ */
+export function decideBatch(
+  states: readonly (DocState | undefined)[],
+  writes: readonly { condition: PutCondition; path: string }[],
+): Result<number[], KeelError> {
+  const versions: number[] = [];
+  for (const [index, write] of writes.entries()) {
+    const decided = decidePut(states[index], write.condition, write.path);
+    if (decided.isErr()) {
+      const error = decided.error;
+      return err(new KeelError(error.code, `writes[${index}]: ${error.message}`, { details: { ...error.details, index }, cause: error, retryable: error.retryable }));
+    }
+    versions.push(decided.value);
+  }
+  return ok(versions);
+}
+
 /** Decides a delete: `true` when a live document goes, `false` when there was nothing to delete. */
 export function decideDelete(current: DocState | undefined, condition: DeleteCondition, keyText: string): Result<boolean, KeelError> {
   if ("unconditional" in condition) return ok(current !== undefined && !current.deleted);

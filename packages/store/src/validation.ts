@@ -17,6 +17,9 @@ export const DEFAULT_MAX_VALUE_BYTES = 1024 * 1024;
  */
 export const MAX_DURATION_MS = 2_147_483_647;
 
+/** The most writes one `DocStore.batch` accepts. */
+export const MAX_BATCH_WRITES = 100;
+
 /** The longest record id a log accepts. */
 export const MAX_RECORD_ID_LENGTH = 256;
 
@@ -317,9 +320,21 @@ export function validateRenewOptions(options: unknown): Result<{ ttlMs?: number 
 
 /** Validates the optional fence of a log delete. */
 export function validateFenceOption(options: unknown): Result<{ fence?: Fence }, KeelError> {
-  const parsed = validate(z.strictObject(fenceField).optional(), options, "options");
+  const parsed = validateFast(FenceOptionSchema, options, "options", acceptFenceOption);
   if (parsed.isErr()) return err(parsed.error);
   return ok((parsed.value ?? {}) as { fence?: Fence });
+}
+
+/** zod schema of a fence-only options object (the judge behind {@link validateFenceOption}); built once, not per call. */
+const FenceOptionSchema = z.strictObject(fenceField).optional();
+
+/** The fast `accept` of {@link FenceOptionSchema}: no options, or `{}` / `{ fence }` with a plainly valid fence. */
+function acceptFenceOption(value: unknown): { fence?: Fence } | undefined {
+  if (value === undefined) return {};
+  if (!isPlainObjectOf(value, ["fence"])) return undefined;
+  if (!Object.hasOwn(value, "fence")) return {};
+  const fence = acceptFence(value.fence);
+  return fence ? { fence } : undefined;
 }
 
 /** The `lease_lost` error of a write whose fence is no longer current. */
@@ -360,4 +375,49 @@ export function keyCursor(key: readonly string[]): string {
 /** Compares a key with a cursor produced by {@link keyCursor}. */
 export function compareKeyToCursor(key: readonly string[], cursor: string): number {
   return compareKeys(key, cursor.split("/"));
+}
+
+/** One validated write of a `DocStore.batch`: its key, condition and encoded value. */
+export interface EncodedPut {
+  segments: string[];
+  /** The key as text (`keyPath`), for messages and maps. */
+  path: string;
+  condition: PutCondition;
+  text: string;
+  bytes: number;
+}
+
+/**
+ * Validates a `DocStore.batch`: at most {@link MAX_BATCH_WRITES} writes, each a key, a JSON
+ * value of at most `maxBytes` and a put condition without a fence of its own (the batch's fence
+ * is in `options`), no key twice. Errors name the write (`writes[i]`, `details.index`).
+ */
+export function validateBatch(writes: unknown, options: unknown, maxBytes: number): Result<{ writes: EncodedPut[]; fence?: Fence }, KeelError> {
+  if (!Array.isArray(writes)) return err(new KeelError("invalid_input", `writes must be an array of { key, value, condition }, got ${typeof writes}`));
+  if (writes.length > MAX_BATCH_WRITES) {
+    return err(new KeelError("invalid_input", `a batch has ${writes.length} writes; at most ${MAX_BATCH_WRITES} are allowed`, { details: { count: writes.length } }));
+  }
+  const fence = validateFenceOption(options);
+  if (fence.isErr()) return err(fence.error);
+  const out: EncodedPut[] = [];
+  const seen = new Set<string>();
+  for (const [index, write] of (writes as unknown[]).entries()) {
+    const named = (error: KeelError) =>
+      err(new KeelError(error.code, `writes[${index}]: ${error.message}`, { details: { ...error.details, index }, cause: error, retryable: error.retryable }));
+    if (!isPlainObjectOf(write, ["key", "value", "condition"]) || !Object.hasOwn(write, "value")) {
+      return err(new KeelError("invalid_input", `writes[${index}] must be { key, value, condition }`, { details: { index } }));
+    }
+    const segments = validateKey(write.key);
+    if (segments.isErr()) return named(segments.error);
+    const condition = validatePutCondition(write.condition);
+    if (condition.isErr()) return named(condition.error);
+    if (condition.value.fence) return named(new KeelError("invalid_input", "a batch write has no fence of its own: pass { fence } as the batch's option"));
+    const encoded = encodeValue(write.value, maxBytes, `writes[${index}].value`);
+    if (encoded.isErr()) return named(encoded.error);
+    const path = keyPath(segments.value);
+    if (seen.has(path)) return named(new KeelError("invalid_input", `key ${path} appears twice in one batch`, { details: { key: path } }));
+    seen.add(path);
+    out.push({ segments: segments.value, path, condition: condition.value, ...encoded.value });
+  }
+  return ok({ writes: out, ...(fence.value.fence ? { fence: fence.value.fence } : {}) });
 }

@@ -115,7 +115,8 @@ export function createFaultyStore(store: KeelStore, plan: FaultRule[] = []): Fau
   const leaseName = (lease: unknown) => (lease as { name?: unknown } | null)?.name;
 
   return {
-    capabilities: store.capabilities,
+    // The guarantees only: the optional docs.batch / docs.readPage are not wrapped, so not declared.
+    capabilities: { scope: store.capabilities.scope, durability: store.capabilities.durability, maxValueBytes: store.capabilities.maxValueBytes },
     check: (options) => store.check(options),
     close: () => store.close(),
     docs: {

@@ -49,9 +49,9 @@ export function toSerialized(type: string, bytes: Uint8Array): Serialized {
   return { type, encoding: "base64", data: Buffer.from(bytes).toString("base64") };
 }
 
-/** The serializer's bytes back. */
-export function fromSerialized(serialized: Serialized): Uint8Array {
-  return serialized.encoding === "utf8" ? new TextEncoder().encode(serialized.data) : new Uint8Array(Buffer.from(serialized.data, "base64"));
+/** The serializer's input back: the text itself for "json" (its `loadsTyped` takes a string; no UTF-8 round trip), else the bytes. */
+export function fromSerialized(serialized: Serialized): Uint8Array | string {
+  return serialized.encoding === "utf8" ? serialized.data : new Uint8Array(Buffer.from(serialized.data, "base64"));
 }
 
 /** Parses a stored value with `schema`, or throws `corrupt` naming where it lives. */

@@ -36,8 +36,8 @@ export function tablesOf(schema: string): PostgresTables {
 
 const sqlState = (error: unknown) => String((error as { code?: unknown } | null)?.code ?? "");
 
-/** Errors after which the transaction can simply run again: a lost race on a new row, a serialization failure, a deadlock. */
-const isRace = (error: unknown) => ["23505", "40001", "40P01"].includes(sqlState(error));
+/** Errors after which the transaction (or statement) can simply run again: a lost race on a new row, a serialization failure, a deadlock. */
+export const isRace = (error: unknown): boolean => ["23505", "40001", "40P01"].includes(sqlState(error));
 
 /** Errors that mean the connection (or the server) is gone: the transaction was rolled back, the client must be discarded. */
 export function isConnectionLoss(error: unknown): boolean {
@@ -66,7 +66,8 @@ export function closedError(context: PostgresContext): KeelError {
   return new KeelError("unavailable", `the PostgreSQL store (schema ${context.tables.schema}) is closed`, { details: { schema: context.tables.schema }, retryable: false });
 }
 
-const ATTEMPTS = 8;
+/** How many times a transaction (or statement) that lost a race runs before `unavailable`. */
+export const ATTEMPTS = 8;
 
 /**
  * Runs `step` in one transaction (`BEGIN … COMMIT`) on a pooled connection. An `Err` from

@@ -1,9 +1,22 @@
 import { KeelError, type JsonValue } from "@keel/core";
-import type { DocMeta, DocStore } from "@keel/store";
-import { decideDelete, decidePut, encodeValue, keyCursor, keyPath, validateDeleteCondition, validateKey, validatePage, validatePutCondition } from "@keel/store/kit";
-import { err, errAsync, ok, type Result } from "neverthrow";
+import type { DamagedEntry, Doc, DocMeta, DocStore, WrittenDoc } from "@keel/store";
+import {
+  type EncodedPut,
+  decideBatch,
+  decideDelete,
+  decidePut,
+  encodeValue,
+  keyCursor,
+  keyPath,
+  validateBatch,
+  validateDeleteCondition,
+  validateKey,
+  validatePage,
+  validatePutCondition,
+} from "@keel/store/kit";
+import { err, errAsync, ok, type Result, type ResultAsync } from "neverthrow";
 import type { PoolClient } from "pg";
-import { NOW_MS, read, transaction, type PostgresContext } from "./postgres-context.js";
+import { ATTEMPTS, NOW_MS, isRace, read, transaction, type PostgresContext } from "./postgres-context.js";
 import { decodeKeyText as decodeKey, encodeCursorText as encodeCursor, encodeKeyText as encodeKey, keyTextPrefixRange as prefixRange } from "@keel/store/kit";
 import { checkFenceIn } from "./postgres-leases.js";
 
@@ -79,6 +92,84 @@ export function createPostgresDocs(context: PostgresContext): DocStore {
         return deleted;
       });
     },
+    batch: (writes, options) => {
+      const checked = validateBatch(writes, options, context.maxValueBytes);
+      if (checked.isErr()) return errAsync(checked.error);
+      const { writes: encoded, fence } = checked.value;
+      const stored = encoded.map((write) => encodeKey(write.segments));
+      if (fence === undefined) return batchInOneStatement(context, encoded, stored);
+      // Fenced: one transaction, four round trips whatever the batch's size: lock the existing rows (in
+      // key order, so two batches never deadlock), decide, then one statement updates them and
+      // inserts the new ones (plain INSERT: a racing creator hits the primary key and the
+      // transaction runs again, as a single put does).
+      return transaction(context, `writing ${encoded.length} documents`, async (client) => {
+        const fenced = await checkFenceIn(client, context, fence);
+        if (fenced.isErr()) return err(fenced.error);
+        if (encoded.length === 0) return ok([]);
+        const locked = await client.query<{ key: string; version: string; deleted: boolean }>(
+          `SELECT key, version, deleted FROM ${docs} WHERE key = ANY($1::text[]) ORDER BY key FOR UPDATE`,
+          [stored],
+        );
+        const current = new Map(locked.rows.map((row) => [row.key, { version: Number(row.version), deleted: row.deleted }]));
+        const versions = decideBatch(
+          stored.map((key) => current.get(key)),
+          encoded,
+        );
+        if (versions.isErr()) return err(versions.error);
+        const columns = (pick: (index: number) => boolean) => {
+          const chosen = encoded.flatMap((write, index) => (pick(index) ? [index] : []));
+          return [chosen.map((index) => stored[index]!), chosen.map((index) => versions.value[index]!), chosen.map((index) => encoded[index]!.text), chosen.map((index) => encoded[index]!.bytes)];
+        };
+        const existing = columns((index) => current.has(stored[index]!));
+        const fresh = columns((index) => !current.has(stored[index]!));
+        // Both in one statement (one round trip): the locked rows updated, the new ones inserted.
+        const written = await client.query<{ key: string; updated_at: string }>(
+          `WITH updated AS (
+             UPDATE ${docs} AS d SET version = u.version, deleted = false, value = u.value, bytes = u.bytes, updated_at = ${NOW_MS}
+             FROM unnest($1::text[], $2::bigint[], $3::text[], $4::int[]) AS u(key, version, value, bytes) WHERE d.key = u.key RETURNING d.key, d.updated_at
+           ), inserted AS (
+             INSERT INTO ${docs} (key, version, deleted, value, bytes, updated_at)
+             SELECT n.key, n.version, false, n.value, n.bytes, ${NOW_MS} FROM unnest($5::text[], $6::bigint[], $7::text[], $8::int[]) AS n(key, version, value, bytes)
+             RETURNING key, updated_at
+           )
+           SELECT key, updated_at FROM updated UNION ALL SELECT key, updated_at FROM inserted`,
+          [...existing, ...fresh],
+        );
+        const updatedAt = new Map(written.rows.map((row) => [row.key, row.updated_at]));
+        return ok(
+          encoded.map((write, index): WrittenDoc => ({
+            key: [...write.segments],
+            version: versions.value[index]!,
+            updatedAt: iso(updatedAt.get(stored[index]!)!),
+          })),
+        );
+      });
+    },
+    readPage: (prefix, page) => {
+      const checked = validateKey(prefix, "prefix", true).andThen((segments) => validatePage(page).map((parsed) => ({ segments, parsed })));
+      if (checked.isErr()) return errAsync(checked.error);
+      const { segments, parsed } = checked.value;
+      const { from, to } = prefixRange(segments);
+      return read(context, "reading a page of documents", async (pool) => {
+        const rows = (
+          await pool.query<{ key: string; version: string; value: string | null; updated_at: string }>(
+            `SELECT key, version, value, updated_at FROM ${docs} WHERE NOT deleted AND key >= $1 AND key < $2 AND key > $3 ORDER BY key LIMIT $4`,
+            [from, to, encodeCursor(parsed.after), parsed.limit + 1],
+          )
+        ).rows;
+        const items: Doc[] = [];
+        const damaged: DamagedEntry[] = [];
+        for (const row of rows.slice(0, parsed.limit)) {
+          const key = decodeKey(row.key);
+          const location = `docs/${keyPath(key)}`;
+          const value = parseStored(context, row.value, location);
+          if (value.isOk()) items.push({ key, value: value.value, version: Number(row.version), updatedAt: iso(row.updated_at) });
+          else damaged.push({ key, location: `postgres:${context.tables.schema}#${location}`, problem: value.error.message });
+        }
+        const last = rows.length > parsed.limit ? rows[parsed.limit - 1] : undefined;
+        return ok({ items, ...(damaged.length > 0 ? { damaged } : {}), ...(last ? { next: keyCursor(decodeKey(last.key)) } : {}) });
+      });
+    },
     list: (prefix, page) => {
       const checked = validateKey(prefix, "prefix", true).andThen((segments) => validatePage(page).map((parsed) => ({ segments, parsed })));
       if (checked.isErr()) return errAsync(checked.error);
@@ -97,4 +188,60 @@ export function createPostgresDocs(context: PostgresContext): DocStore {
       });
     },
   };
+}
+
+/**
+ * An unfenced batch as one statement (one round trip, atomic by itself): it locks the rows of
+ * the batch's keys (`FOR UPDATE`, key order), judges every condition in SQL as `decidePut`
+ * does, and writes only when all hold; the rows' states come back either way, and the shared
+ * rules (`decideBatch`) give the versions or the error from them, so the SQL decides only
+ * whether to write. A racing creator of one of the keys makes the INSERT hit the primary key:
+ * the statement runs again with a fresh snapshot.
+ */
+function batchInOneStatement(context: PostgresContext, encoded: readonly EncodedPut[], stored: readonly string[]): ResultAsync<WrittenDoc[], KeelError> {
+  const { docs } = context.tables;
+  const kinds = encoded.map((write) => ("create" in write.condition ? "create" : "unconditional" in write.condition ? "unconditional" : "expected"));
+  const expected = encoded.map((write) => ("expectedVersion" in write.condition ? write.condition.expectedVersion : 0));
+  const sql = `WITH input AS (
+      SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::int[]) WITH ORDINALITY AS i(key, kind, expected, value, bytes, ord)
+    ), current AS (
+      SELECT d.key, d.version, d.deleted FROM ${docs} AS d WHERE d.key = ANY($1::text[]) ORDER BY d.key FOR UPDATE
+    ), decided AS (
+      SELECT i.key, i.value, i.bytes, i.ord, c.version AS current_version, c.deleted AS current_deleted, COALESCE(c.version, 0) + 1 AS next,
+        CASE i.kind WHEN 'unconditional' THEN true
+          WHEN 'create' THEN c.key IS NULL OR c.deleted
+          ELSE c.key IS NOT NULL AND NOT c.deleted AND c.version = i.expected END AS allowed
+      FROM input AS i LEFT JOIN current AS c ON c.key = i.key
+    ), verdict AS (
+      SELECT bool_and(allowed) AS allowed FROM decided
+    ), updated AS (
+      UPDATE ${docs} AS d SET version = x.next, deleted = false, value = x.value, bytes = x.bytes, updated_at = ${NOW_MS}
+      FROM decided AS x WHERE d.key = x.key AND x.current_version IS NOT NULL AND (SELECT allowed FROM verdict)
+      RETURNING d.key, d.updated_at
+    ), inserted AS (
+      INSERT INTO ${docs} (key, version, deleted, value, bytes, updated_at)
+      SELECT x.key, x.next, false, x.value, x.bytes, ${NOW_MS} FROM decided AS x WHERE x.current_version IS NULL AND (SELECT allowed FROM verdict)
+      RETURNING key, updated_at
+    )
+    SELECT x.ord, x.current_version, x.current_deleted, COALESCE(u.updated_at, n.updated_at) AS updated_at
+    FROM decided AS x LEFT JOIN updated AS u ON u.key = x.key LEFT JOIN inserted AS n ON n.key = x.key ORDER BY x.ord`;
+  const parameters = [stored, kinds, expected, encoded.map((write) => write.text), encoded.map((write) => write.bytes)];
+  return read(context, `writing ${encoded.length} documents`, async (pool) => {
+    for (let attempt = 1; ; attempt++) {
+      let rows: { current_version: string | null; current_deleted: boolean | null; updated_at: string | null }[];
+      try {
+        rows = (await pool.query<{ current_version: string | null; current_deleted: boolean | null; updated_at: string | null }>(sql, parameters)).rows;
+      } catch (error) {
+        if (isRace(error) && attempt < ATTEMPTS) continue;
+        throw error;
+      }
+      const states = rows.map((row) => (row.current_version === null ? undefined : { version: Number(row.current_version), deleted: row.current_deleted === true }));
+      const versions = decideBatch(states, encoded);
+      if (versions.isErr()) return err(versions.error);
+      if (rows.some((row) => row.updated_at === null)) {
+        return err(new KeelError("io_failed", `writing ${encoded.length} documents: PostgreSQL did not write a batch the rules allow (schema ${context.tables.schema})`, { details: { schema: context.tables.schema } }));
+      }
+      return ok(encoded.map((write, index): WrittenDoc => ({ key: [...write.segments], version: versions.value[index]!, updatedAt: iso(rows[index]!.updated_at!) })));
+    }
+  });
 }

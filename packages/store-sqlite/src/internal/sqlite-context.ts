@@ -1,5 +1,5 @@
 import { KeelError, type Clock } from "@keel/core";
-import type { Database } from "better-sqlite3";
+import type { Database, Statement } from "better-sqlite3";
 import { err, ResultAsync, type Result } from "neverthrow";
 
 /** What every part of the SQLite store shares: the connection, its clock and its limits. */
@@ -71,16 +71,28 @@ export function closedError(file: string): KeelError {
 export function writeTransaction<T>(context: SqliteContext, what: string, step: () => Result<T, KeelError>): ResultAsync<T, KeelError> {
   return withBusyRetry(context, what, () => {
     const { db } = context;
-    db.exec("BEGIN IMMEDIATE");
+    const control = transactionStatements(db);
+    control.begin.run();
     try {
       const result = step();
-      db.exec(result.isOk() ? "COMMIT" : "ROLLBACK");
+      (result.isOk() ? control.commit : control.rollback).run();
       return result;
     } catch (error) {
-      if (db.inTransaction) db.exec("ROLLBACK");
+      if (db.inTransaction) control.rollback.run();
       throw error;
     }
   });
+}
+
+/** The prepared `BEGIN IMMEDIATE` / `COMMIT` / `ROLLBACK` of a connection (prepared once: `exec` parses its text each time). */
+const controls = new WeakMap<Database, { begin: Statement; commit: Statement; rollback: Statement }>();
+function transactionStatements(db: Database): { begin: Statement; commit: Statement; rollback: Statement } {
+  let control = controls.get(db);
+  if (!control) {
+    control = { begin: db.prepare("BEGIN IMMEDIATE"), commit: db.prepare("COMMIT"), rollback: db.prepare("ROLLBACK") };
+    controls.set(db, control);
+  }
+  return control;
 }
 
 /** Runs a read (one statement, or several that need no snapshot across them). */

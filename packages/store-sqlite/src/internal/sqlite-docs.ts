@@ -1,6 +1,18 @@
 import { KeelError, type JsonValue } from "@keel/core";
-import type { DocMeta, DocStore } from "@keel/store";
-import { decideDelete, decidePut, encodeValue, keyCursor, keyPath, validateDeleteCondition, validateKey, validatePage, validatePutCondition } from "@keel/store/kit";
+import type { DamagedEntry, Doc, DocMeta, DocStore, WrittenDoc } from "@keel/store";
+import {
+  decideBatch,
+  decideDelete,
+  decidePut,
+  encodeValue,
+  keyCursor,
+  keyPath,
+  validateBatch,
+  validateDeleteCondition,
+  validateKey,
+  validatePage,
+  validatePutCondition,
+} from "@keel/store/kit";
 import { err, errAsync, ok, type Result } from "neverthrow";
 import { checkFenceIn } from "./sqlite-leases.js";
 import { decodeKeyText as decodeKey, encodeCursorText as encodeCursor, encodeKeyText as encodeKey, keyTextPrefixRange as prefixRange } from "@keel/store/kit";
@@ -35,8 +47,12 @@ export function createSqliteDocs(context: SqliteContext): DocStore {
   const list = db.prepare<[string, string, string, number], { key: string; version: number; bytes: number; updated_at: string }>(
     "SELECT key, version, bytes, updated_at FROM keel_docs WHERE deleted = 0 AND key >= ? AND key < ? AND key > ? ORDER BY key LIMIT ?",
   );
+  const readPage = db.prepare<[string, string, string, number], { key: string; version: number; value: string | null; updated_at: string }>(
+    "SELECT key, version, value, updated_at FROM keel_docs WHERE deleted = 0 AND key >= ? AND key < ? AND key > ? ORDER BY key LIMIT ?",
+  );
+  const stateOf = db.prepare<[string], { version: number; deleted: number }>("SELECT version, deleted FROM keel_docs WHERE key = ?");
   const iso = () => new Date(context.clock.now()).toISOString();
-  const state = (row: DocRow | undefined) => (row ? { version: row.version, deleted: row.deleted === 1 } : undefined);
+  const state = (row: Pick<DocRow, "version" | "deleted"> | undefined) => (row ? { version: row.version, deleted: row.deleted === 1 } : undefined);
 
   return {
     get: (key) => {
@@ -59,7 +75,7 @@ export function createSqliteDocs(context: SqliteContext): DocStore {
       // Serialized and checked before the transaction: nothing slow runs while the write lock is held.
       return writeTransaction(context, `writing ${path}`, () =>
         checkFenceIn(context, parsed.fence).andThen(() =>
-          decidePut(state(select.get(stored)), parsed, path).map((version) => {
+          decidePut(state(stateOf.get(stored)), parsed, path).map((version) => {
             const updatedAt = iso();
             upsert.run(stored, version, encoded.text, encoded.bytes, updatedAt);
             return { key: [...segments], value: JSON.parse(encoded.text) as JsonValue, version, updatedAt };
@@ -75,12 +91,53 @@ export function createSqliteDocs(context: SqliteContext): DocStore {
       const path = keyPath(segments);
       return writeTransaction(context, `deleting ${path}`, () =>
         checkFenceIn(context, parsed.fence).andThen(() =>
-          decideDelete(state(select.get(stored)), parsed, path).map((deleted) => {
+          decideDelete(state(stateOf.get(stored)), parsed, path).map((deleted) => {
             if (deleted) tombstone.run(iso(), stored);
             return deleted;
           }),
         ),
       );
+    },
+    batch: (writes, options) => {
+      const checked = validateBatch(writes, options, context.maxValueBytes);
+      if (checked.isErr()) return errAsync(checked.error);
+      const { writes: encoded, fence } = checked.value;
+      const stored = encoded.map((write) => encodeKey(write.segments));
+      // One transaction for the whole batch: one commit (one fsync), all or none.
+      return writeTransaction(context, `writing ${encoded.length} documents`, () =>
+        checkFenceIn(context, fence).andThen(() =>
+          decideBatch(
+            stored.map((key) => state(stateOf.get(key))),
+            encoded,
+          ).map((versions) => {
+            const updatedAt = iso();
+            return encoded.map((write, index): WrittenDoc => {
+              upsert.run(stored[index]!, versions[index]!, write.text, write.bytes, updatedAt);
+              return { key: [...write.segments], version: versions[index]!, updatedAt };
+            });
+          }),
+        ),
+      );
+    },
+    readPage: (prefix, page) => {
+      const checked = validateKey(prefix, "prefix", true).andThen((segments) => validatePage(page).map((parsed) => ({ segments, parsed })));
+      if (checked.isErr()) return errAsync(checked.error);
+      const { segments, parsed } = checked.value;
+      const { from, to } = prefixRange(segments);
+      return readStep(context, "reading a page of documents", () => {
+        const rows = readPage.all(from, to, encodeCursor(parsed.after), parsed.limit + 1);
+        const items: Doc[] = [];
+        const damaged: DamagedEntry[] = [];
+        for (const row of rows.slice(0, parsed.limit)) {
+          const key = decodeKey(row.key);
+          const location = `docs/${keyPath(key)}`;
+          const value = parseStored(context, row.value, location);
+          if (value.isOk()) items.push({ key, value: value.value, version: row.version, updatedAt: row.updated_at });
+          else damaged.push({ key, location: `${context.file}#${location}`, problem: value.error.message });
+        }
+        const last = rows.length > parsed.limit ? rows[parsed.limit - 1] : undefined;
+        return ok({ items, ...(damaged.length > 0 ? { damaged } : {}), ...(last ? { next: keyCursor(decodeKey(last.key)) } : {}) });
+      });
     },
     list: (prefix, page) => {
       const checked = validateKey(prefix, "prefix", true).andThen((segments) => validatePage(page).map((parsed) => ({ segments, parsed })));

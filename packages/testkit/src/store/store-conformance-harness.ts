@@ -3,7 +3,7 @@ import { afterEach } from "vitest";
 import { errOf, okValue, type AnyResult } from "../result-assertions.js";
 
 /** The parts of the storage contract the suite is split into; each can be run alone. */
-export type StoreConformancePrimitive = "documents" | "logs" | "leases" | "integrity" | "sharing";
+export type StoreConformancePrimitive = "documents" | "batch" | "logs" | "leases" | "integrity" | "sharing";
 
 /** What the conformance suites need to test an adapter. */
 export interface StoreConformanceTarget {
@@ -25,6 +25,10 @@ export interface StoreConformanceTarget {
    * `check()` with `unsupported`, and the integrity suite asserts exactly that.
    */
   check?: boolean;
+  /** Whether the store has `docs.batch` (capability `batchWrites`; default false): the batch suite tests it. */
+  batchWrites?: boolean;
+  /** Whether the store has `docs.readPage` (capability `pageReads`; default false): the batch suite tests it. */
+  pageReads?: boolean;
   /**
    * Opens a second, independent handle on the data of `store` (another connection, as another
    * process would): the `sharing` suite runs the cross-handle rules through it. Omit it for a
