@@ -13,7 +13,7 @@ it("runs the README's embedding example", async () => {
   expect(lines[1]).toMatch(/^resumed \d+ Worked on: Implement it\.$/);
   expect(lines[2]).toMatch(/^resumed \d+ Worked on: Add tests\.$/);
   expect(lines[3]).toBe("step 3 done");
-  // The normal path has no warnings: the example throws on any, and prints the session's count.
+  // The normal path has no warnings (the example prints each to stderr) and no failed turn.
   expect(lines[4]).toBe("3 turns in the work session");
   const bytes = lines.slice(0, 3).map((line) => Number(line.split(" ")[1]));
   expect(bytes[1]).toBeLessThan(bytes[0]!);

@@ -40,12 +40,12 @@ export function runKeel(args: readonly string[], options?: { env?: Record<string
 }
 
 /**
- * Runs the README's `<!-- example:<marker> -->` TypeScript block as it is written (from a scratch
- * file in test/, removed afterwards), so the example can never rot; `undefined` when the README
- * has no such block.
+ * Runs the `<!-- example:<marker> -->` TypeScript block of the README (or of another Markdown
+ * file of the repository, `document`) as it is written (from a scratch file in test/, removed
+ * afterwards), so the example can never rot; `undefined` when the file has no such block.
  */
-export async function runReadmeExample(marker: string): Promise<ChildOutput | undefined> {
-  const readme = await readFile(join(repoRoot, "README.md"), "utf8");
+export async function runReadmeExample(marker: string, document = "README.md"): Promise<ChildOutput | undefined> {
+  const readme = await readFile(join(repoRoot, document), "utf8");
   const block = new RegExp(`<!-- example:${marker}[^>]*-->\\s*\`\`\`ts\\n([\\s\\S]*?)\`\`\``).exec(readme)?.[1];
   if (block === undefined) return undefined;
   const file = join(repoRoot, "test", `.readme-${marker}.ts`);

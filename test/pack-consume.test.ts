@@ -1,0 +1,178 @@
+import { spawn } from "node:child_process";
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { publint } from "publint";
+import { formatMessage } from "publint/utils";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ChildOutput, repoRoot } from "./support/run-ts.js";
+
+// What a user gets from the registry: every package built and packed by pnpm (workspace: and
+// catalog: ranges resolved), linted as a tarball, installed with npm into a fresh TypeScript
+// project from the README's install line, and the README's examples type-checked there under
+// NodeNext and run. Third-party dependencies come from the npm registry, as in any install.
+
+const pnpm = ["--yes", "pnpm@12.4.2"];
+const tsc = join(repoRoot, "node_modules", "typescript", "bin", "tsc");
+const attw = join(repoRoot, "node_modules", "@arethetypeswrong", "cli", "dist", "index.js");
+
+function run(command: string, args: readonly string[], cwd: string, timeoutMs = 240_000): Promise<ChildOutput> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(command, args, { cwd, env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" }, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Fails with the command's output when it did not exit 0. */
+async function runOk(command: string, args: readonly string[], cwd: string, timeoutMs?: number): Promise<ChildOutput> {
+  const output = await run(command, args, cwd, timeoutMs);
+  if (output.code !== 0) throw new Error(`${command} ${args.join(" ")} exited ${output.code}\n${output.stdout}\n${output.stderr}`);
+  return output;
+}
+
+/**
+ * The README's `npm install` line, and the runnable TypeScript examples of the README and of
+ * docs/getting-started.md (which starts from the same line), by file name.
+ */
+async function readReadme(): Promise<{ install: string[]; examples: Map<string, string> }> {
+  const readme = await readFile(join(repoRoot, "README.md"), "utf8");
+  const line = /<!-- install[^>]*-->\s*```sh\n(npm install [^\n]+)\n```/.exec(readme)?.[1];
+  if (line === undefined) throw new Error("the README has no <!-- install --> block with an npm install line");
+  const guide = await readFile(join(repoRoot, "docs", "getting-started.md"), "utf8");
+  if (!guide.includes(`\n${line}\n`)) throw new Error("docs/getting-started.md does not install with the README's npm line");
+  const examples = new Map<string, string>();
+  for (const [prefix, text] of [["readme", readme], ["guide", guide]] as const) {
+    for (const match of text.matchAll(/<!-- example:([\w-]+)[^>]*-->\s*```ts\n([\s\S]*?)```/g)) examples.set(`${prefix}-${match[1]!}`, match[2]!);
+  }
+  return { install: line.split(/\s+/).slice(2), examples };
+}
+
+/** The package a bare import specifier names (`@keel/backends/scripted` → `@keel/backends`). */
+function packageOf(specifier: string): string {
+  const parts = specifier.split("/");
+  return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0]!;
+}
+
+/** The packages a source imports (Node's built-ins, `node:*`, need no install). */
+function importsOf(source: string): string[] {
+  return [...source.matchAll(/^import[^"']*["']([^"'.][^"']*)["']/gm)]
+    .map((match) => match[1]!)
+    .filter((specifier) => !specifier.startsWith("node:"))
+    .map(packageOf);
+}
+
+let work = "";
+/** Package name → its tarball. */
+const tarballs = new Map<string, string>();
+
+beforeAll(async () => {
+  work = await mkdtemp(join(tmpdir(), "keel-pack-"));
+  // The build is most of the time: one tsc -b, then tsup per package (about 75 s of CPU).
+  await runOk("npx", [...pnpm, "run", "build"], repoRoot, 840_000);
+  const packs = join(work, "packs");
+  await mkdir(packs);
+  await runOk("npx", [...pnpm, "-r", "--filter", "./packages/*", "pack", "--pack-destination", packs], repoRoot);
+  for (const directory of await readdir(join(repoRoot, "packages"))) {
+    const manifest = JSON.parse(await readFile(join(repoRoot, "packages", directory, "package.json"), "utf8")) as { name: string; version: string };
+    tarballs.set(manifest.name, join(packs, `${manifest.name.slice(1).replace("/", "-")}-${manifest.version}.tgz`));
+  }
+}, 900_000);
+
+afterAll(async () => {
+  if (work !== "") await rm(work, { recursive: true, force: true });
+});
+
+describe("the packed packages", () => {
+  it("pass publint --strict", async () => {
+    expect(tarballs.size).toBeGreaterThan(0);
+    const problems: string[] = [];
+    for (const [name, file] of tarballs) {
+      const data = await readFile(file);
+      const tarball = data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) as ArrayBuffer;
+      const { messages, pkg } = await publint({ pack: { tarball }, strict: true });
+      for (const message of messages) problems.push(`${name}: ${message.type} ${message.code}: ${formatMessage(message, pkg) ?? ""}`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it("have no type problems under @arethetypeswrong/cli's esm-only profile", async () => {
+    const names = [...tarballs.keys()];
+    const failures: string[] = [];
+    // Two at a time: each run loads TypeScript, which is CPU-bound.
+    const next = async (): Promise<void> => {
+      const name = names.shift();
+      if (name === undefined) return;
+      const output = await run(process.execPath, [attw, tarballs.get(name)!, "--profile", "esm-only", "--no-definitely-typed", "--format", "ascii", "--no-emoji", "--no-color"], work);
+      if (output.code !== 0) failures.push(`${name} (exit ${output.code}):\n${output.stdout}${output.stderr}`);
+      await next();
+    };
+    await Promise.all([next(), next()]);
+    expect(failures.join("\n")).toBe("");
+  }, 900_000);
+
+  it("install from the README's npm line into a NodeNext project, where the README's examples type-check and run", async () => {
+    const { install, examples } = await readReadme();
+    expect(examples.has("readme-embedding") && examples.has("readme-errors") && examples.has("guide-first-turn")).toBe(true);
+    // Exactly the install line: every package an example imports is on it.
+    for (const [marker, source] of examples) {
+      for (const name of importsOf(source)) expect(install, `example:${marker} imports ${name}`).toContain(name);
+    }
+    for (const name of install) expect(tarballs.has(name), `${name} is a workspace package`).toBe(true);
+
+    const consumer = join(work, "consumer");
+    await mkdir(consumer);
+    // The install line's packages are the project's only dependencies; the other @keel/* packages
+    // they depend on come from their tarballs, where a registry would serve them.
+    const dependencies = Object.fromEntries(install.map((name) => [name, `file:${tarballs.get(name)!}`]));
+    const overrides = Object.fromEntries([...tarballs].filter(([name]) => !install.includes(name)).map(([name, file]) => [name, `file:${file}`]));
+    await writeFile(join(consumer, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module", dependencies, overrides }, null, 2));
+    await runOk("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], consumer);
+    await writeFile(
+      join(consumer, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          target: "ES2022",
+          lib: ["ES2023"],
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          strict: true,
+          skipLibCheck: false,
+          outDir: "out",
+          typeRoots: [join(repoRoot, "node_modules", "@types")],
+          types: ["node"],
+        },
+        include: ["*.ts"],
+      }),
+    );
+    for (const [marker, source] of examples) await writeFile(join(consumer, `${marker}.ts`), source);
+    const check = await run(process.execPath, [tsc, "-p", "tsconfig.json"], consumer);
+    expect(`${check.stdout}${check.stderr}`).toBe("");
+    expect(check.code).toBe(0);
+
+    // The in-repository tests check each example's output line by line; here each must run
+    // cleanly from the installed packages and end as it does there.
+    const ends: Record<string, RegExp> = {
+      "readme-embedding": /step 3 done\n3 turns in the work session\n$/,
+      "readme-errors": /^no_session: [\s\S]*\nwork session open: m1\n/,
+      "guide-first-turn": /^fresh Decision: answered turn 1\nresumed Decision: answered turn 2\n$/,
+      "guide-capsules": /\ninspected: src\/cli\.ts\n$/,
+      "guide-budgets": /refused before running: budget_exceeded\nbackend calls: 2\n$/,
+    };
+    for (const marker of examples.keys()) {
+      const output = await run(process.execPath, [`out/${marker}.js`], consumer);
+      expect(output.stderr, marker).toBe("");
+      expect(output.code, marker).toBe(0);
+      const end = ends[marker];
+      if (end) expect(output.stdout, marker).toMatch(end);
+    }
+  }, 900_000);
+});
