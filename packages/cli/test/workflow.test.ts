@@ -190,6 +190,38 @@ describe("keel workflow: one command per process", () => {
   });
 });
 
+describe("keel workflow step's heartbeat", () => {
+  it("prints a line to stderr every --heartbeat seconds while its stages run, and none with --heartbeat 0", { timeout: 120_000 }, async () => {
+    // A CLI executor whose command takes 1.5 s and then fails: the step runs long enough to beat.
+    const slow = path.join(scratch.dir, "slow-cli.sh");
+    await writeFile(slow, "#!/bin/sh\nsleep 1.5\nexit 3\n", { mode: 0o755 });
+    const slowConfig = path.join(scratch.dir, "slow-config.json");
+    await writeFile(
+      slowConfig,
+      JSON.stringify({
+        models: [{ id: "local-coder", strength: 50, contextWindow: 64_000, location: "installed", tier: "medium" }],
+        executor: { kind: "cli", backend: "codex", command: slow, cwd: scratch.dir },
+        limits: { calls: 20 },
+      }),
+    );
+    const beats = async (heartbeat: string, taskId: string): Promise<string[]> => {
+      const args = ["--config", slowConfig, "--store", path.join(scratch.dir, `slow-store-${taskId}`)];
+      const start = await keel(["workflow", "start", "--request", await request(`slow-${taskId}`, { ...TASK, taskId }), ...args]);
+      expect(start.code, start.stderr).toBe(0);
+      const started = JSON.parse(start.stdout) as { runId: string; version: number };
+      const step = await keel(["workflow", "step", "--heartbeat", heartbeat, "--request", await request(`step-${taskId}`, { runId: started.runId, version: started.version }), ...args]);
+      expect(hasStackTrace(step.stderr)).toBe(false);
+      expect(step.stdout.length).toBeGreaterThan(0);
+      return step.stderr.split("\n").filter((line) => line.startsWith("keel workflow step: stages running for "));
+    };
+    expect((await beats("0.2", "slow-a")).length).toBeGreaterThanOrEqual(2);
+    expect(await beats("0", "slow-b")).toEqual([]);
+    const bad = await keel(["workflow", "step", "--heartbeat", "soon", "--request", "-", ...engineArgs], "{}");
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--heartbeat must be a number of seconds from 0.05 to 3600, or 0 for none, got "soon"');
+  });
+});
+
 describeWithPostgres("keel workflow over PostgreSQL", () => {
   it("carries review_change through separate processes in a postgres:// store", { timeout: 120_000 }, async () => {
     const schema = freshSchemaName();

@@ -3,6 +3,7 @@ import type { Backend } from "@keel/backend";
 import { KeelError } from "@keel/core";
 import type { FakeProviderCli } from "@keel/testkit/provider";
 import { CliUsageError, type CliCommand } from "../cli-command.js";
+import { parseHeartbeat } from "../cli-heartbeat.js";
 import { paint, type CliIo } from "../cli-io.js";
 import { runDemo, type DemoBackendOpener, type DemoPolicy } from "../demo/demo-run.js";
 import { createCliBackendById, CLI_BACKEND_IDS } from "../demo/demo-backends.js";
@@ -154,16 +155,6 @@ function parseRounds(text: string | undefined): number {
   if (text === undefined) return 8;
   if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > 50) throw new CliUsageError(`--rounds must be a whole number from 1 to 50, got "${text}"`);
   return Number(text);
-}
-
-/** `--heartbeat <seconds>` in milliseconds: 0.05 to 3600 seconds, or 0 for none (default 10). */
-function parseHeartbeat(text: string | undefined): number {
-  if (text === undefined) return 10_000;
-  const seconds = Number(text);
-  if (!/^\d+(\.\d+)?$/.test(text) || (seconds !== 0 && (seconds < 0.05 || seconds > 3600))) {
-    throw new CliUsageError(`--heartbeat must be a number of seconds from 0.05 to 3600, or 0 for none, got "${text}"`);
-  }
-  return Math.round(seconds * 1000);
 }
 
 async function runWorkflowCommand(

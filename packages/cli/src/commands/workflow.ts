@@ -5,6 +5,7 @@ import { WORKFLOW_OPERATIONS, WorkflowHostConfigSchema, createWorkflowHost, pars
 import type { KeelStore } from "@keel/store";
 import { EVIDENCE_LIMITS } from "@keel/workflow";
 import { CliUsageError, type CliCommand } from "../cli-command.js";
+import { parseHeartbeat, startHeartbeat } from "../cli-heartbeat.js";
 import { paint, type CliIo } from "../cli-io.js";
 import { printable } from "../internal/inspect-text.js";
 import { openStoreLocation, parseStoreUrl } from "../store-url.js";
@@ -18,6 +19,8 @@ const COMMON_OPTIONS = `Options:
                      except for catalog; every process over one store uses the same one)
   --catalog <dir>    a project catalog directory (skills/, roles/, workflows/, profiles/),
                      added to the built-in definitions
+  --heartbeat <s>    step: seconds between the lines on stderr while its stages run
+                     (default 10; 0: none)
   -h, --help`;
 
 const EXIT_CODES = `Exit codes: 0 ok (the answer as JSON on stdout); 1 refused: stdout holds
@@ -174,7 +177,7 @@ export const workflowCommand: CliCommand & { helpFor(positionals: readonly strin
     const operation = positionals[0];
     return isOperation(operation) ? `${SUBCOMMAND_HELP[operation]}\n\n${COMMON_OPTIONS}\n\n${EXIT_CODES}\n` : HELP;
   },
-  options: { request: { type: "string" }, store: { type: "string" }, config: { type: "string" }, catalog: { type: "string" } },
+  options: { request: { type: "string" }, store: { type: "string" }, config: { type: "string" }, catalog: { type: "string" }, heartbeat: { type: "string" } },
   allowPositionals: true,
   run: async (args, io) => {
     const [operation, ...extra] = args.positionals;
@@ -183,6 +186,7 @@ export const workflowCommand: CliCommand & { helpFor(positionals: readonly strin
     const requestSource = stringOption(args, "request");
     const configFile = stringOption(args, "config");
     const catalogDir = stringOption(args, "catalog");
+    const heartbeatMs = parseHeartbeat(stringOption(args, "heartbeat"));
     if (requestSource === undefined && operation !== "catalog") throw new CliUsageError(`workflow ${operation} needs --request <file.json> (or - for standard input)`);
     if (configFile === undefined && operation !== "catalog") throw new CliUsageError(`workflow ${operation} needs --config <file.json> (models and executor)`);
     const text = requestSource === undefined ? "{}" : await readBounded(requestSource, io);
@@ -192,7 +196,14 @@ export const workflowCommand: CliCommand & { helpFor(positionals: readonly strin
     const store = openStoreOption(args, io);
     try {
       const host = createWorkflowHost({ store, config: config as never, cwd: io.cwd, ...(catalogDir === undefined ? {} : { catalogDir }) });
-      const answer = await host.run(operation, request.value);
+      // A step runs model calls (seconds to minutes each): a line on stderr now and then says it is alive.
+      const stop = operation === "step" ? startHeartbeat(heartbeatMs, (seconds) => io.stderr(`keel workflow step: stages running for ${seconds} s\n`)) : () => undefined;
+      let answer: Awaited<ReturnType<typeof host.run>>;
+      try {
+        answer = await host.run(operation, request.value);
+      } finally {
+        stop();
+      }
       if (answer.isErr()) return refuse(io, answer.error);
       io.stdout(`${JSON.stringify(answer.value, null, 2)}\n`);
       return operation === "catalog" && (answer.value as { valid?: boolean }).valid === false ? 1 : 0;
