@@ -8,9 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ChildOutput, repoRoot } from "./support/run-ts.js";
 
 // What a user gets from the registry: every package built and packed by pnpm (workspace: and
-// catalog: ranges resolved), linted as a tarball, installed with npm into a fresh TypeScript
-// project from the README's install line, and the README's examples type-checked there under
-// NodeNext and run. Third-party dependencies come from the npm registry, as in any install.
+// catalog: ranges resolved), linted as a tarball, installed into a fresh TypeScript project from
+// the README's install line, with npm and again with pnpm, and the README's examples
+// type-checked there under NodeNext and run. Third-party dependencies come from the npm
+// registry, as in any install.
 
 const pnpm = ["--yes", "pnpm@12.4.2"];
 const tsc = join(repoRoot, "node_modules", "typescript", "bin", "tsc");
@@ -120,59 +121,81 @@ describe("the packed packages", () => {
   }, 900_000);
 
   it("install from the README's npm line into a NodeNext project, where the README's examples type-check and run", async () => {
-    const { install, examples } = await readReadme();
-    expect(examples.has("readme-embedding") && examples.has("readme-errors") && examples.has("guide-first-turn")).toBe(true);
-    // Exactly the install line: every package an example imports is on it.
-    for (const [marker, source] of examples) {
-      for (const name of importsOf(source)) expect(install, `example:${marker} imports ${name}`).toContain(name);
-    }
-    for (const name of install) expect(tarballs.has(name), `${name} is a workspace package`).toBe(true);
+    await consume("npm");
+  }, 900_000);
 
-    const consumer = join(work, "consumer");
-    await mkdir(consumer);
-    // The install line's packages are the project's only dependencies; the other @keel/* packages
-    // they depend on come from their tarballs, where a registry would serve them.
-    const dependencies = Object.fromEntries(install.map((name) => [name, `file:${tarballs.get(name)!}`]));
-    const overrides = Object.fromEntries([...tarballs].filter(([name]) => !install.includes(name)).map(([name, file]) => [name, `file:${file}`]));
-    await writeFile(join(consumer, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module", dependencies, overrides }, null, 2));
-    await runOk("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], consumer);
-    await writeFile(
-      join(consumer, "tsconfig.json"),
-      JSON.stringify({
-        compilerOptions: {
-          target: "ES2022",
-          lib: ["ES2023"],
-          module: "NodeNext",
-          moduleResolution: "NodeNext",
-          strict: true,
-          skipLibCheck: false,
-          outDir: "out",
-          typeRoots: [join(repoRoot, "node_modules", "@types")],
-          types: ["node"],
-        },
-        include: ["*.ts"],
-      }),
-    );
-    for (const [marker, source] of examples) await writeFile(join(consumer, `${marker}.ts`), source);
-    const check = await run(process.execPath, [tsc, "-p", "tsconfig.json"], consumer);
-    expect(`${check.stdout}${check.stderr}`).toBe("");
-    expect(check.code).toBe(0);
-
-    // The in-repository tests check each example's output line by line; here each must run
-    // cleanly from the installed packages and end as it does there.
-    const ends: Record<string, RegExp> = {
-      "readme-embedding": /step 3 done\n3 turns in the work session\n$/,
-      "readme-errors": /^no_session: [\s\S]*\nwork session open: m1\n/,
-      "guide-first-turn": /^fresh Decision: answered turn 1\nresumed Decision: answered turn 2\n$/,
-      "guide-capsules": /\ninspected: src\/cli\.ts\n$/,
-      "guide-budgets": /refused before running: budget_exceeded\nbackend calls: 2\n$/,
-    };
-    for (const marker of examples.keys()) {
-      const output = await run(process.execPath, [`out/${marker}.js`], consumer);
-      expect(output.stderr, marker).toBe("");
-      expect(output.code, marker).toBe(0);
-      const end = ends[marker];
-      if (end) expect(output.stdout, marker).toMatch(end);
-    }
+  it("install the same packages with pnpm (`pnpm add` of the README's line), where the examples type-check and run", async () => {
+    await consume("pnpm");
   }, 900_000);
 });
+
+/**
+ * Installs the README's install line with `manager` into a fresh NodeNext project, where the
+ * README's and the guide's examples must type-check and run as they do in the repository.
+ */
+async function consume(manager: "npm" | "pnpm"): Promise<void> {
+  const { install, examples } = await readReadme();
+  expect(examples.has("readme-embedding") && examples.has("readme-errors") && examples.has("guide-first-turn")).toBe(true);
+  // Exactly the install line: every package an example imports is on it.
+  for (const [marker, source] of examples) {
+    for (const name of importsOf(source)) expect(install, `example:${marker} imports ${name}`).toContain(name);
+  }
+  for (const name of install) expect(tarballs.has(name), `${name} is a workspace package`).toBe(true);
+
+  const consumer = join(work, `consumer-${manager}`);
+  await mkdir(consumer);
+  // The install line's packages are the project's only dependencies; the other @keel/* packages
+  // they depend on come from their tarballs, where a registry would serve them.
+  const dependencies = Object.fromEntries(install.map((name) => [name, `file:${tarballs.get(name)!}`]));
+  const overrides = Object.fromEntries([...tarballs].filter(([name]) => !install.includes(name)).map(([name, file]) => [name, `file:${file}`]));
+  if (manager === "npm") {
+    await writeFile(join(consumer, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module", dependencies, overrides }, null, 2));
+    await runOk("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], consumer);
+  } else {
+    // pnpm reads overrides from the project's own pnpm-workspace.yaml (JSON is valid YAML). Unlike
+    // npm it resolves a dependency's own @keel/* ranges apart from the project's file: entries,
+    // so every package is overridden, the install line's too.
+    const everyTarball = Object.fromEntries([...tarballs].map(([name, file]) => [name, `file:${file}`]));
+    await writeFile(join(consumer, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module", dependencies }, null, 2));
+    await writeFile(join(consumer, "pnpm-workspace.yaml"), `overrides: ${JSON.stringify(everyTarball)}\n`);
+    await runOk("npx", [...pnpm, "install", "--reporter=silent"], consumer);
+  }
+  await writeFile(
+    join(consumer, "tsconfig.json"),
+    JSON.stringify({
+      compilerOptions: {
+        target: "ES2022",
+        lib: ["ES2023"],
+        module: "NodeNext",
+        moduleResolution: "NodeNext",
+        strict: true,
+        skipLibCheck: false,
+        outDir: "out",
+        typeRoots: [join(repoRoot, "node_modules", "@types")],
+        types: ["node"],
+      },
+      include: ["*.ts"],
+    }),
+  );
+  for (const [marker, source] of examples) await writeFile(join(consumer, `${marker}.ts`), source);
+  const check = await run(process.execPath, [tsc, "-p", "tsconfig.json"], consumer);
+  expect(`${check.stdout}${check.stderr}`).toBe("");
+  expect(check.code).toBe(0);
+
+  // The in-repository tests check each example's output line by line; here each must run
+  // cleanly from the installed packages and end as it does there.
+  const ends: Record<string, RegExp> = {
+    "readme-embedding": /step 3 done\n3 turns in the work session\n$/,
+    "readme-errors": /^no_session: [\s\S]*\nwork session open: m1\n/,
+    "guide-first-turn": /^fresh Decision: answered turn 1\nresumed Decision: answered turn 2\n$/,
+    "guide-capsules": /\ninspected: src\/cli\.ts\n$/,
+    "guide-budgets": /refused before running: budget_exceeded\nbackend calls: 2\n$/,
+  };
+  for (const marker of examples.keys()) {
+    const output = await run(process.execPath, [`out/${marker}.js`], consumer);
+    expect(output.stderr, marker).toBe("");
+    expect(output.code, marker).toBe(0);
+    const end = ends[marker];
+    if (end) expect(output.stdout, marker).toMatch(end);
+  }
+}
