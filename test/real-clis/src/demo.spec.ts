@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliInstalled } from "./cli-sandbox.js";
 import { demoCliIo } from "./demo-cli-io.js";
 
-describe.skipIf(!cliInstalled("pi"))("keel demo --backend pi --fake-provider", () => {
+describe.skipIf(!cliInstalled("pi") && process.env.CI !== "true")("keel demo --backend pi --fake-provider", () => {
   let root: string;
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), "keel-demo-pi-"));

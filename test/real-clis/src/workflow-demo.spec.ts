@@ -13,7 +13,7 @@ import { demoCliIo } from "./demo-cli-io.js";
 const FIRST = "the last index is fixed; the empty list is not handled";
 const REVISED = "the empty list is handled; approve";
 
-describe.skipIf(!cliInstalled("pi"))("keel demo --workflow review_change --backend pi --fake-provider", () => {
+describe.skipIf(!cliInstalled("pi") && process.env.CI !== "true")("keel demo --workflow review_change --backend pi --fake-provider", () => {
   let root: string;
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), "keel-workflow-demo-pi-"));
