@@ -52,6 +52,8 @@ describe("keel report", () => {
   it("prints the policy comparison of an events file", async () => {
     const io = captureIo();
     expect(await runCli(["report", eventsFile], io)).toBe(0);
+    // The text opens with the headline the HTML page opens with, then the table.
+    expect(io.out).toMatch(/^2 policies compared over 6 turns\. [^\n]+\n\n/);
     expect(io.out).toContain("2 policies, 6 turns");
     expect(io.out).toMatch(/^fresh +3 +3\/0\/0 +3,000 /m);
     expect(io.out).toMatch(/^rolling +3 +1\/2\/0 +1,200 /m);

@@ -1,7 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { toKeelError, type KeelError } from "@keel/core";
-import { analyzeEvents, analyzeWorkSessions, readEventsJsonl, renderReport, renderWorkSessionReport } from "@keel/telemetry";
+import { analyzeEvents, analyzeWorkSessions, readEventsJsonl, renderReport, renderWorkSessionReport, reportHeadline } from "@keel/telemetry";
 import { ResultAsync } from "neverthrow";
 import { CliUsageError, type CliCommand } from "../cli-command.js";
 import { paint, type CliIo } from "../cli-io.js";
@@ -16,7 +16,7 @@ Arguments:
 
 Options:
   --html <file>    also write a self-contained HTML page (tables and charts) to <file>
-  --json           print one JSON document { file, torn, analysis, workSessions } instead of the text
+  --json           print one JSON document { file, torn, headline, analysis, workSessions } instead of the text
   -h, --help
 
 Prints, per session policy: turns by action (fresh, resumed, rotated), rotations by reason,
@@ -66,11 +66,15 @@ export const reportCommand: CliCommand = {
     if (analysis.isErr()) return fail(io, analysis.error);
     const work = analyzeWorkSessions(events);
     if (work.isErr()) return fail(io, work.error);
+    // The headline the HTML page opens with: what the comparison shows, computed from the data.
+    const headline = reportHeadline(analysis.value);
+    if (headline.isErr()) return fail(io, headline.error);
     if (args.values["json"] === true) {
-      io.stdout(`${JSON.stringify({ file: path.resolve(io.cwd, file), torn: torn ?? null, analysis: analysis.value, workSessions: work.value }, null, 2)}\n`);
+      io.stdout(`${JSON.stringify({ file: path.resolve(io.cwd, file), torn: torn ?? null, headline: headline.value, analysis: analysis.value, workSessions: work.value }, null, 2)}\n`);
     } else {
       const text = renderReport(analysis.value, { format: "text", color: io.color });
       if (text.isErr()) return fail(io, text.error);
+      io.stdout(`${headline.value}\n\n`);
       io.stdout(text.value.endsWith("\n") ? text.value : `${text.value}\n`);
       io.stdout(`\n${renderWorkSessionReport(work.value)}`);
     }
