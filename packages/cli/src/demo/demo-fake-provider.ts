@@ -1,25 +1,9 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { Backend } from "@keel/backend";
-import { createClaudeCodeBackend } from "@keel/backends/claude-code";
-import { createCodexBackend } from "@keel/backends/codex";
-import { createCopilotBackend } from "@keel/backends/copilot";
-import { createGeminiBackend } from "@keel/backends/gemini";
-import { createOpenCodeBackend } from "@keel/backends/opencode";
-import { createPiBackend } from "@keel/backends/pi";
-import { fakeProviderSetup, startFakeProvider, type FakeProvider, type FakeProviderAdapterOptions, type FakeProviderCli, type FakeProviderRequest, type FakeReply } from "@keel/testkit/provider";
+import { fakeProviderSetup, startFakeProvider, type FakeProvider, type FakeProviderCli, type FakeProviderRequest, type FakeReply } from "@keel/testkit/provider";
+import { createCliBackendById } from "./demo-backends.js";
 import { demoProviderReply, type DemoProviderContext } from "./demo-provider-script.js";
-
-type Factory = (options: { env: Record<string, string> } & FakeProviderAdapterOptions) => Backend;
-
-const FACTORIES: Readonly<Record<FakeProviderCli, Factory>> = {
-  pi: (options) => createPiBackend({ inheritEnv: false, ...options }),
-  codex: (options) => createCodexBackend({ inheritEnv: false, ...options }),
-  "claude-code": (options) => createClaudeCodeBackend({ inheritEnv: false, ...options }),
-  opencode: (options) => createOpenCodeBackend({ inheritEnv: false, ...options }),
-  gemini: (options) => createGeminiBackend({ inheritEnv: false, ...options }),
-  copilot: (options) => createCopilotBackend({ inheritEnv: false, ...options }),
-};
 
 /** A real CLI backend pointed at a running fake provider that plays the demo mission. */
 export interface DemoFakeProviderBackend {
@@ -92,5 +76,10 @@ export async function startDemoFakeProvider(
     await writeFile(join(root, "provider-requests.jsonl"), lines.length > 0 ? `${lines.join("\n")}\n` : "");
     await writeFile(join(root, "provider-failures.json"), `${JSON.stringify(provider.failures, null, 2)}\n`);
   };
-  return { backend: FACTORIES[cli]({ env: setup.env, ...setup.adapter }), provider, close };
+  const backend = createCliBackendById(cli, { inheritEnv: false, env: setup.env, ...setup.adapter });
+  if (backend.isErr()) {
+    await provider.close();
+    throw backend.error;
+  }
+  return { backend: backend.value, provider, close };
 }
