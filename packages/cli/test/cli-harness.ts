@@ -62,6 +62,8 @@ export interface SpawnOptions {
   cwd?: string;
   /** Runs it on a pseudo-terminal (util-linux `script`), so stdout and stderr are a TTY; stdout then holds both. */
   terminal?: boolean;
+  /** Text written to its standard input, which is then closed (default: no standard input). */
+  stdin?: string;
 }
 
 /** The `keel` binary's source, run under tsx as `pnpm keel` does. */
@@ -81,11 +83,15 @@ export function spawnKeel(args: readonly string[], env: Record<string, string | 
     ? ["script", ["-qec", [process.execPath, ...nodeArgs].map(quote).join(" "), "/dev/null"]]
     : [process.execPath, nodeArgs];
   return new Promise((resolve, reject) => {
-    const child = spawn(file, argv, { cwd: options.cwd ?? REPO_ROOT, env: merged, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(file, argv, { cwd: options.cwd ?? REPO_ROOT, env: merged, stdio: [options.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
+    if (options.stdin !== undefined) {
+      child.stdin!.on("error", () => undefined);
+      child.stdin!.end(options.stdin);
+    }
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+    child.stdout!.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
     child.on("error", reject);
     child.on("close", (code) => resolve({ code, stdout, stderr }));
   });

@@ -1,34 +1,13 @@
-import { spawn } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { openStoreUrl } from "@keel/cli";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeWithPostgres, dropSchema, freshSchemaName, testPostgresUrl } from "../../store-postgres/test-support/postgres-test-database.js";
-import { REPO_ROOT, hasStackTrace, temporaryDirectory } from "./cli-harness.js";
-
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+import { hasStackTrace, spawnKeel, temporaryDirectory } from "./cli-harness.js";
 
 /** Runs the real `keel` binary with `stdin` piped in (each call is its own process). */
-function keel(args: readonly string[], stdin = ""): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "--conditions=@keel/source", "packages/cli/src/bin.ts", ...args], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, NO_COLOR: "1" },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-    child.stdin.on("error", () => undefined);
-    child.stdin.end(stdin);
-  });
+function keel(args: readonly string[], stdin = "") {
+  return spawnKeel(args, {}, { stdin });
 }
 
 const scratch = temporaryDirectory("workflow");
