@@ -68,6 +68,38 @@ describe("createKeelSession", () => {
     expect(remaining).toEqual(Array.from({ length: 10 }, (_, index) => `m${index}`));
   });
 
+  it("keeps no history of a cleared session, and a pop racing a clear decides again", async () => {
+    const store = createMemoryStore();
+    const log = ["openai-agents", "sessions", "s"];
+    const session = createKeelSession({ store, sessionId: "s" });
+    await session.addItems([message("a"), message("b")]);
+    expect(await session.popItem()).toEqual(message("b"));
+    await session.clearSession();
+    expect((await store.logs.read(log))._unsafeUnwrap()).toEqual([]);
+    expect((await store.logs.head(log))._unsafeUnwrap()).toBeUndefined();
+    expect(await session.getItems()).toEqual([]);
+    expect(await session.popItem()).toBeUndefined();
+    await session.addItems([message("c")]);
+    expect(await session.getItems()).toEqual([message("c")]);
+
+    // A pop that read the log before a clear deleted it: its append (expectedSeq) is refused as
+    // `deleted`, and the pop reads again and finds the session empty.
+    await session.addItems([message("d")]);
+    const racing = createKeelSession({ store, sessionId: "s" });
+    const read = store.logs.read.bind(store.logs);
+    let cleared = false;
+    store.logs.read = (key, options) =>
+      read(key, options).map(async (records) => {
+        if (!cleared) {
+          cleared = true;
+          await session.clearSession();
+        }
+        return records;
+      });
+    expect(await racing.popItem()).toBeUndefined();
+    expect(await session.getItems()).toEqual([]);
+  });
+
   it("answers a log record that is not a session event with corrupt", async () => {
     const store = createMemoryStore();
     const session = createKeelSession({ store, sessionId: "s" });

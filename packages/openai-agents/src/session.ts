@@ -16,7 +16,9 @@ async function unwrap<T>(result: ResultAsync<T, KeelError>): Promise<T> {
  * appends, so concurrent writers in several processes never lose an item); `popItem` appends a
  * removal of the item that was last, conditioned on the log not having moved (`expectedSeq`), and
  * retries on `conflict`, so two concurrent pops never return the same item; `clearSession`
- * appends a clear. Errors are thrown as {@link KeelError} (the Session API is Promise-based).
+ * deletes the log (the store keeps its last seq, so seqs are never reused and a pop decided
+ * before the clear fails and retries), so a cleared session's history is not kept. Errors are
+ * thrown as {@link KeelError} (the Session API is Promise-based).
  */
 export class KeelSession implements Session {
   readonly #store: KeelStore;
@@ -71,7 +73,8 @@ export class KeelSession implements Session {
       const event: SessionEvent = { type: "pop", seq: last.seq, index: last.index };
       const appended = await this.#store.logs.append(this.#log, [{ id: newId(), value: event }], { expectedSeq: lastSeq });
       if (appended.isOk()) return structuredClone(last.item) as unknown as AgentInputItem;
-      if (appended.error.code !== "conflict") throw appended.error;
+      // `deleted`: a concurrent clear deleted the log after this pop read it; decide again.
+      if (appended.error.code !== "conflict" && appended.error.code !== "deleted") throw appended.error;
     }
     throw new KeelError("conflict", `popItem: session "${this.#sessionId}" kept changing during ${this.#maxPopAttempts} attempts; retry`, {
       details: { sessionId: this.#sessionId },
@@ -79,9 +82,9 @@ export class KeelSession implements Session {
     });
   }
 
-  /** Removes every item. */
+  /** Removes every item, and the history of the session with them (the log is deleted). */
   async clearSession(): Promise<void> {
-    await this.#append({ type: "clear" });
+    await unwrap(this.#store.logs.delete(this.#log));
   }
 
   async #append(event: SessionEvent): Promise<void> {

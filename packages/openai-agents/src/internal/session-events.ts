@@ -1,8 +1,8 @@
 /**
  * The session as a log of events, and the pure fold that gives its items. `add` carries items;
  * `pop` names the one item it removed (by the seq of its `add` and its position there), so a pop
- * appended with `expectedSeq` removes exactly the item that was last when it was decided; `clear`
- * removes everything before it. Order is the store's `seq`, never a clock.
+ * appended with `expectedSeq` removes exactly the item that was last when it was decided (a clear
+ * deletes the log). Order is the store's `seq`, never a clock.
  */
 import { KeelError, type JsonValue } from "@keel/core";
 import type { LogRecord } from "@keel/store";
@@ -14,7 +14,6 @@ const ItemSchema = z.custom<JsonValue>((value) => typeof value === "object" && v
 export const SessionEventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("add"), items: z.array(ItemSchema) }),
   z.object({ type: z.literal("pop"), seq: z.number().int().positive(), index: z.number().int().nonnegative() }),
-  z.object({ type: z.literal("clear") }),
 ]);
 /** One session event, as stored. */
 export type SessionEvent = z.infer<typeof SessionEventSchema>;
@@ -38,7 +37,6 @@ export function foldSessionEvents(records: readonly LogRecord[], location: strin
     }
     const event = parsed.data;
     if (event.type === "add") event.items.forEach((item, index) => items.push({ seq: record.seq, index, item }));
-    else if (event.type === "clear") items = [];
     else items = items.filter((live) => !(live.seq === event.seq && live.index === event.index));
   }
   return items;
