@@ -200,6 +200,16 @@ export interface LogRecordInput {
 export interface AppendOptions extends FenceOption {
   /** The log's current last seq must equal this (0 for an empty or new log), else `conflict`. */
   expectedSeq?: number;
+  /**
+   * `false` asks for a buffered append: acknowledged once its bytes are with the operating
+   * system, before they reach the disk. It is visible to every reader and process at once and
+   * survives a crash of the process, like any append; only a stop of the machine (power loss,
+   * kernel panic) before the log's next sync may lose it, and then with every later buffered
+   * append of that log, never a durable one before it. Dedupe, `expectedSeq` and fences are
+   * unchanged. Stores that offer it say so ({@link StoreCapabilities.bufferedAppends}); any
+   * other store may ignore it and be durable anyway. Default `true`.
+   */
+  durable?: boolean;
 }
 
 /** The result of {@link LogStore.append}. */
@@ -285,6 +295,12 @@ export interface StoreCapabilities {
   batchWrites?: boolean;
   /** Whether the store has {@link DocStore.readPage} (a page of documents with values at once). Absent: false. */
   pageReads?: boolean;
+  /**
+   * Whether `append(…, { durable: false })` is cheaper than a durable append: acknowledged before
+   * its sync, which the store makes soon after, once for many appends (see
+   * {@link AppendOptions.durable}). Absent: false (every append is as durable as `durability`).
+   */
+  bufferedAppends?: boolean;
 }
 
 /** One repair made by {@link KeelStore.check}. */

@@ -156,7 +156,7 @@ export const RecordIdSchema = z
   .regex(/^[^\u0000-\u001f\u007f]+$/, "must not contain control characters");
 
 const AppendOptionsSchema = z
-  .strictObject({ expectedSeq: z.number().int().nonnegative().optional(), ...fenceField })
+  .strictObject({ expectedSeq: z.number().int().nonnegative().optional(), durable: z.boolean().optional(), ...fenceField })
   .optional();
 
 /** A record ready to append: its id, its value and its canonical JSON text. */
@@ -175,7 +175,7 @@ export function validateAppend(
   records: unknown,
   options: unknown,
   maxBytes: number,
-): Result<{ records: EncodedRecord[]; options: { expectedSeq?: number; fence?: Fence } }, KeelError> {
+): Result<{ records: EncodedRecord[]; options: { expectedSeq?: number; fence?: Fence; durable?: boolean } }, KeelError> {
   const parsedOptions = validate(AppendOptionsSchema, options, "append options");
   if (parsedOptions.isErr()) return err(parsedOptions.error);
   if (!Array.isArray(records)) {
@@ -214,7 +214,7 @@ export function validateAppend(
     byId.set(id.value, entry);
     out.push(entry);
   }
-  return ok({ records: out, options: (parsedOptions.value ?? {}) as { expectedSeq?: number; fence?: Fence } });
+  return ok({ records: out, options: (parsedOptions.value ?? {}) as { expectedSeq?: number; fence?: Fence; durable?: boolean } });
 }
 
 const ReadOptionsSchema = z

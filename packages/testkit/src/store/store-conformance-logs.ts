@@ -48,6 +48,24 @@ export function describeLogConformance(target: StoreConformanceTarget): void {
       expect((await value(store.logs.read(["l"]))).map((record) => record.id)).toEqual(["a", "b"]);
     });
 
+    it("takes durable: false (a buffered append) under the same rules: seqs, dedupe, expectedSeq, validation", async () => {
+      const store = await open();
+      expect(typeof (store.capabilities.bufferedAppends ?? false)).toBe("boolean");
+      expect(await value(store.logs.append(["buffered"], [{ id: "a", value: 1 }], { durable: false }))).toEqual({ lastSeq: 1, appended: 1, deduplicated: 0 });
+      expect(await value(store.logs.append(["buffered"], [{ id: "b", value: 2 }], { durable: true }))).toEqual({ lastSeq: 2, appended: 1, deduplicated: 0 });
+      expect(await value(store.logs.append(["buffered"], [{ id: "a", value: 1 }, { id: "c", value: 3 }], { durable: false }))).toEqual({ lastSeq: 3, appended: 1, deduplicated: 1 });
+      expect(await code(store.logs.append(["buffered"], [{ id: "a", value: "other" }], { durable: false }))).toBe("conflict");
+      expect(await code(store.logs.append(["buffered"], [{ id: "d", value: 4 }], { durable: false, expectedSeq: 2 }))).toBe("conflict");
+      expect(await value(store.logs.append(["buffered"], [{ id: "d", value: 4 }], { durable: false, expectedSeq: 3 }))).toEqual({ lastSeq: 4, appended: 1, deduplicated: 0 });
+      expect(await code(store.logs.append(["buffered"], [{ id: "e", value: 5 }], { durable: "no" } as never))).toBe("invalid_input");
+      // Concurrent buffered and durable appends stay dense and contiguous.
+      await Promise.all(Array.from({ length: 10 }, (_, index) => value(store.logs.append(["buffered"], [{ id: `x${index}`, value: index }], { durable: index % 2 === 0 }))));
+      const records = await value(store.logs.read(["buffered"]));
+      expect(records.map((record) => record.seq)).toEqual(Array.from({ length: 14 }, (_, index) => index + 1));
+      expect(records.slice(0, 4).map((record) => [record.id, record.value])).toEqual([["a", 1], ["b", 2], ["c", 3], ["d", 4]]);
+      expect(await value(store.logs.head(["buffered"]))).toEqual({ lastSeq: 14 });
+    });
+
     it("keeps order and contiguity under bursts of concurrent appends", async () => {
       const store = await open();
       await Promise.all(

@@ -33,6 +33,18 @@ export function describeSharingConformance(target: StoreConformanceTarget): void
       expect(await code(left.docs.put(["d"], { by: "late" }, { expectedVersion: 2 }))).toBe("deleted");
     });
 
+    it("shows a buffered append (durable: false) to the other handle at once, deduplicated there as any append", async () => {
+      const left = await open();
+      const right = await reopen(left);
+      await value(left.logs.append(["buffered"], [{ id: "a", value: { n: 1 } }], { durable: false }));
+      expect((await value(right.logs.read(["buffered"]))).map((record) => [record.seq, record.id, record.value])).toEqual([[1, "a", { n: 1 }]]);
+      expect(await value(right.logs.head(["buffered"]))).toEqual({ lastSeq: 1 });
+      expect(await value(right.logs.append(["buffered"], [{ id: "a", value: { n: 1 } }], { durable: false }))).toEqual({ lastSeq: 1, appended: 0, deduplicated: 1 });
+      expect(await code(right.logs.append(["buffered"], [{ id: "a", value: { n: 2 } }]))).toBe("conflict");
+      await value(right.logs.append(["buffered"], [{ id: "b", value: 2 }], { durable: false, expectedSeq: 1 }));
+      expect((await value(left.logs.read(["buffered"]))).map((record) => record.id)).toEqual(["a", "b"]);
+    });
+
     it("loses no update when both handles read-modify-write one document at once", async () => {
       const left = await open();
       const right = await reopen(left);
