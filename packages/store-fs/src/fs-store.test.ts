@@ -418,7 +418,7 @@ describe("options", () => {
   it("rejects bad check options and uses maxValueBytes", async () => {
     const dir = tempDir();
     const { store } = open(dir, { maxValueBytes: 64 });
-    expect(store.capabilities).toEqual({ scope: "host", durability: "fsync", maxValueBytes: 64 });
+    expect(store.capabilities).toEqual({ scope: "host", durability: "fsync", maxValueBytes: 64, bufferedAppends: true });
     expect((await failure(store.check({ repair: "yes" } as never))).code).toBe("invalid_input");
     expect((await failure(store.docs.put(["d"], "x".repeat(80), { create: true }))).code).toBe("too_large");
     expect(existsSync(path.join(dir, "d.json"))).toBe(false);

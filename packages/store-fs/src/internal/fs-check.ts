@@ -180,17 +180,22 @@ async function checkLog(context: FsContext, key: string[], file: string, repair:
     fd = view.fd;
     if (!view.tail || fd === undefined) return;
     const location = `${file}:${view.tail.offset}`;
+    const lost = view.tail.lost;
+    // Unsynced batches a power loss damaged (appended with durable: false), or an append that never completed.
+    const what = lost
+      ? `unsynced batches of ${view.tail.bytes} bytes damaged at byte ${lost.offset} (${lost.problem}), as a power loss leaves appends made with durable: false`
+      : `torn tail of ${view.tail.bytes} bytes (an append that never completed and was never acknowledged)`;
     if (!repair) {
-      findings.problems.push({
-        code: "corrupt",
-        location,
-        message: `torn tail of ${view.tail.bytes} bytes (an append that never completed and was never acknowledged); check({ repair: true }) or the next append cuts it`,
-      });
+      findings.problems.push({ code: "corrupt", location, message: `${what}; check({ repair: true }) or the next append cuts it` });
       return;
     }
     context.io.ftruncateSync(fd, view.tail.offset);
     await context.io.fdatasync(fd);
-    findings.repaired.push({ action: "truncated-tail", location, message: `cut a torn tail of ${view.tail.bytes} bytes (an append that never completed)` });
+    findings.repaired.push({
+      action: "truncated-tail",
+      location,
+      message: lost ? `cut ${what}` : `cut a torn tail of ${view.tail.bytes} bytes (an append that never completed)`,
+    });
   } catch (error) {
     if (!KeelError.is(error, "corrupt")) throw error;
     const offset = error.details.offset;

@@ -8,6 +8,7 @@ import type { LockManager } from "./fs-lock.js";
 import type { HolderBook, LeaseEntry } from "./lease-entry.js";
 import type { LeaseEpoch } from "./lease-epoch.js";
 import type { LogIndexCache } from "./log-index.js";
+import type { BackgroundSync } from "./log-sync.js";
 import type { StorePaths } from "./fs-paths.js";
 
 /** What the parts of one filesystem store share. */
@@ -31,6 +32,8 @@ export interface FsContext {
   /** The boot epoch of lease tokens (see lease-epoch.ts). */
   leaseEpoch: LeaseEpoch;
   logIndex: LogIndexCache;
+  /** Syncs, a little later, the logs appended to with `durable: false`. */
+  backgroundSync: BackgroundSync;
   /** Verified decodings of recently seen document files, keyed by their exact bytes. */
   docCache: DocCache;
   /** Keeps paths inside the root (no symbolic link on the way). */

@@ -12,7 +12,9 @@ import { readStoredValue, type LogIndex, type LogView } from "./log-index.js";
 /**
  * The commit step of the log writer: what one locked batch does to a log file. Appends are
  * planned in order (each sees the records of those before it, as if they ran one by one), then
- * written with one `write` and one `fdatasync`.
+ * written with one `write` and one `fdatasync`: no `fdatasync` when every append of the batch
+ * asked for `durable: false` (its end lines then name the file's durable point, `durableTo`,
+ * and the log is synced in the background).
  */
 
 /** One queued append, settled with its own outcome. */
@@ -21,6 +23,8 @@ export interface AppendRequest {
   records: EncodedRecord[];
   expectedSeq: number | undefined;
   fence: Fence | undefined;
+  /** False: acknowledged once written to the OS, synced later (see `AppendOptions.durable`). */
+  durable: boolean;
   bytes: number;
   resolve: (result: AppendResult) => void;
   reject: (error: unknown) => void;
@@ -78,9 +82,12 @@ export async function commitAppends(context: FsContext, file: string, key: strin
     const at = isoNow(context);
     const { fd, index } = view;
     const storedValue = (seq: number, id: string) => readStoredValue(context.io, fd!, file, index!, seq, id);
-    const plan = planAppends(index, keyPath(key), batch, at, (fence, states) => assertFence(context, fence, states, floor), storedValue);
+    // One durable append makes the whole group commit synced (a store may always be stronger).
+    const durableTo = batch.some((request) => request.durable) || !index ? undefined : index.durableEnd;
+    const plan = planAppends(index, keyPath(key), batch, at, (fence, states) => assertFence(context, fence, states, floor), storedValue, durableTo);
     if (plan.create) {
-      const header = { file: newId(), baseSeq: view.index?.lastSeq ?? 0, deleted: false, at };
+      const buffered = !batch.some((request) => request.durable);
+      const header = { file: newId(), baseSeq: view.index?.lastSeq ?? 0, deleted: false, at, ...(buffered ? { buffered } : {}) };
       const text = encodeHeaderLine(header, plan.lines.length === 0) + plan.lines.join("");
       await writeFileDurably(context.io, file, Buffer.from(text), { root: context.paths.root, backup: false });
       context.logIndex.forget(file);
@@ -97,21 +104,27 @@ export async function commitAppends(context: FsContext, file: string, key: strin
   }
 }
 
-/** Cuts a torn tail, then writes the planned lines with one write and one fdatasync. */
+/**
+ * Cuts a torn tail, then writes the planned lines with one write and one fdatasync (none for an
+ * unsynced plan: the log is synced in the background).
+ */
 async function appendLines(context: FsContext, file: string, fd: number, view: LogView, index: LogIndex, plan: AppendPlan): Promise<void> {
   if (view.tail) {
     context.io.ftruncateSync(fd, view.tail.offset);
+    const lost = view.tail.lost;
     context.warn({
       type: "truncated-tail",
       location: file,
-      message: `cut ${view.tail.bytes} bytes of an incomplete (never acknowledged) batch at byte ${view.tail.offset} of ${file} before appending`,
+      message: lost
+        ? `cut ${view.tail.bytes} bytes of unsynced batches at byte ${view.tail.offset} of ${file}, damaged at byte ${lost.offset} (${lost.problem}) as a power loss leaves them, before appending`
+        : `cut ${view.tail.bytes} bytes of an incomplete (never acknowledged) batch at byte ${view.tail.offset} of ${file} before appending`,
     });
   }
   const writeOffset = index.committedEnd;
   const buffer = Buffer.from(plan.lines.join(""));
   try {
     writeAll(context.io, fd, buffer, writeOffset);
-    await context.io.fdatasync(fd);
+    if (plan.synced) await context.io.fdatasync(fd);
   } catch (error) {
     // Leave no torn or unacknowledged batch behind (best effort: the tail rule covers a failure here).
     try {
@@ -127,7 +140,8 @@ async function appendLines(context: FsContext, file: string, fd: number, view: L
     offset += Buffer.byteLength(plan.lines[position]!);
     return placed;
   });
-  context.logIndex.extend(file, index, writeOffset, records, plan.lastSeq, writeOffset + buffer.length);
+  context.logIndex.extend(file, index, writeOffset, records, plan.lastSeq, writeOffset + buffer.length, plan.synced);
+  if (!plan.synced) context.backgroundSync.schedule(file);
 }
 
 
@@ -150,6 +164,8 @@ interface AppendPlan {
   /** The file must be (re)created with a header: the log did not exist or was deleted. */
   create: boolean;
   lines: string[];
+  /** Whether the lines are written with `fdatasync` (unsynced ones carry `durableTo`). */
+  synced: boolean;
   /** The new records, one per line (offsets relative to nothing yet). */
   records: Omit<ScannedRecord, "offset">[];
   lastSeq: number;
@@ -160,6 +176,8 @@ interface AppendPlan {
  * Decides a group commit, request by request, exactly as if the appends ran one after the other:
  * each sees the records of those before it. Pure apart from the fence check and the read-back of
  * a stored value whose id is appended again (`storedValue`, rare: a retry or a duplicate).
+ * `durableTo` (the file's durable point) plans an unsynced write, unless the file is (re)created:
+ * a new file is always written durably.
  */
 function planAppends(
   index: LogIndex | undefined,
@@ -168,6 +186,7 @@ function planAppends(
   at: string,
   checkFenceOf: (fence: Fence | undefined, states: Map<string, LeaseState | undefined>) => void,
   storedValue: (seq: number, id: string) => string,
+  durableTo: number | undefined,
 ): AppendPlan {
   const states = new Map<string, LeaseState | undefined>();
   let exists = index !== undefined && !index.header.deleted;
@@ -209,11 +228,11 @@ function planAppends(
     for (let position = 0; position < fresh.length; position++) {
       const record = fresh[position]!;
       lastSeq += 1;
-      lines.push(encode(lastSeq, record.id, record.text, position === fresh.length - 1));
+      lines.push(encode(lastSeq, record.id, record.text, position === fresh.length - 1, create ? undefined : durableTo));
       records.push({ seq: lastSeq, id: record.id });
       added.set(record.id, record.text);
     }
     return ok({ lastSeq, appended: fresh.length, deduplicated });
   });
-  return { create, lines, records, lastSeq, outcomes };
+  return { create, lines, synced: create || durableTo === undefined, records, lastSeq, outcomes };
 }

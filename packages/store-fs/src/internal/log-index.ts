@@ -11,6 +11,10 @@ export interface LogIndex {
   header: LogHeader;
   lastSeq: number;
   committedEnd: number;
+  /** A lower bound of the offset up to which the file is durable (see `LogScan.durableEnd`). */
+  durableEnd: number;
+  /** Whether the last committed batch was written without `fdatasync`. */
+  lastUnsynced: boolean;
   /** The seq of the first record in `offsets`: `header.baseSeq + 1` for a complete index. */
   firstSeq: number;
   /** `offsets[i]` is the byte offset of the record with seq `firstSeq + i`. */
@@ -31,8 +35,8 @@ export interface LogView {
   fd: number | undefined;
   /** `undefined` when there is no file or no complete header in it. */
   index: LogIndex | undefined;
-  /** Bytes after the last complete batch (a torn or in-flight write). */
-  tail: { offset: number; bytes: number } | undefined;
+  /** Bytes after the last complete batch (a torn or in-flight write, or unsynced batches a power loss damaged: `lost`). */
+  tail: { offset: number; bytes: number; lost?: { offset: number; problem: string } } | undefined;
 }
 
 /** Per-store cache of log indexes. */
@@ -49,8 +53,13 @@ export interface LogIndexCache {
    * scan from the start would), and only from there forward. Without it, the index is complete.
    */
   open(file: string, flags: "r" | "r+", afterSeq?: number): LogView;
-  /** Records a batch this process appended at `writeOffset` (ignored if a refresh already saw it). */
-  extend(file: string, index: LogIndex, writeOffset: number, records: ScannedRecord[], lastSeq: number, end: number): void;
+  /**
+   * Records a batch this process appended at `writeOffset` (ignored if a refresh already saw it),
+   * synced (`fdatasync`) or not.
+   */
+  extend(file: string, index: LogIndex, writeOffset: number, records: ScannedRecord[], lastSeq: number, end: number, synced: boolean): void;
+  /** Records that the file (device `dev`, inode `ino`) is durable up to `end` (a background sync). */
+  markDurable(file: string, dev: number, ino: number, end: number): void;
   /** Drops the index of a file that was replaced. */
   forget(file: string): void;
 }
@@ -93,7 +102,10 @@ export function readStoredValue(io: FsIo, fd: number, file: string, index: LogIn
 /**
  * Finds where a forward scan may start to index the records after `afterSeq`: just after a
  * committed batch's end line at or before `afterSeq` that is not the file's last one, found by
- * reading the file backwards from its end. `undefined` when none is found within half the file
+ * reading the file backwards from its end. The line must also lie before the file's durable
+ * point (a synced batch's end line, or one at or before a `durableTo` named by a line after it):
+ * a power loss may have damaged any byte after that point, which only a forward scan from
+ * before it can judge. `undefined` when none is found within half the file
  * (the caller scans from the start). The lines walked backwards are only parsed to find end
  * lines; the forward scan from the boundary verifies everything after it under the usual rules,
  * so a torn tail or a damaged last batch is judged exactly as by a scan from the start.
@@ -109,6 +121,8 @@ function findTailStart(io: FsIo, fd: number, size: number, header: LogHeader, he
   // back over (at the bytes per line seen so far) reach below the floor, the walk gives up early.
   let lowestSeq = Number.MAX_SAFE_INTEGER;
   let lines = 0;
+  // The largest durable point named by the (valid) unsynced end lines walked so far.
+  let claimed = 0;
   while (base > floor) {
     if (lines > 0 && lowestSeq - afterSeq > 0 && (lowestSeq - afterSeq) * ((size - base) / lines) > base - floor) return undefined;
     const from = Math.max(floor, base - TAIL_CHUNK_BYTES);
@@ -124,7 +138,11 @@ function findTailStart(io: FsIo, fd: number, size: number, header: LogHeader, he
         lines += 1;
         if (parsed.kind === "record") {
           lowestSeq = Math.min(lowestSeq, parsed.record.seq);
-          if (parsed.end && ++endLines >= 2 && parsed.record.seq <= afterSeq) return { offset: lineEnd + 1, header, lastSeq: parsed.record.seq };
+          const durable = parsed.durableTo === undefined || lineEnd + 1 <= claimed;
+          if (parsed.end && ++endLines >= 2 && parsed.record.seq <= afterSeq && durable) {
+            return { offset: lineEnd + 1, header, lastSeq: parsed.record.seq, durableEnd: lineEnd + 1, lastUnsynced: parsed.durableTo !== undefined };
+          }
+          if (parsed.durableTo !== undefined) claimed = Math.max(claimed, parsed.durableTo);
         }
       }
       lineEnd = base + newline;
@@ -151,7 +169,9 @@ export function createLogIndexCache(io: FsIo): LogIndexCache {
       if (problem) throw logCorrupt(file, problem.offset, problem.problem);
       position += chunk.length;
     }
-    return scanner.finish();
+    const found = scanner.finish();
+    if ("problem" in found) throw logCorrupt(file, found.offset, found.problem);
+    return found;
   };
 
   /** Where to scan a log this instance has no index of: from its tail when `afterSeq` allows, else from the start. */
@@ -180,7 +200,9 @@ export function createLogIndexCache(io: FsIo): LogIndexCache {
     }
     if (!base) cache.delete(file);
     const cold = base ? undefined : coldStart(fd, stat.size, afterSeq);
-    const start: ScanStart = base ? { offset: base.committedEnd, header: base.header, lastSeq: base.lastSeq } : cold!.start;
+    const start: ScanStart = base
+      ? { offset: base.committedEnd, header: base.header, lastSeq: base.lastSeq, durableEnd: base.durableEnd, lastUnsynced: base.lastUnsynced }
+      : cold!.start;
     if (stat.size === start.offset) {
       if (base) {
         cache.delete(file);
@@ -205,6 +227,8 @@ export function createLogIndexCache(io: FsIo): LogIndexCache {
         header: found.header,
         lastSeq: found.header.baseSeq,
         committedEnd: 0,
+        durableEnd: 0,
+        lastUnsynced: false,
         firstSeq: (partial ? start.lastSeq : found.header.baseSeq) + 1,
         offsets: [],
         ids: new Map(),
@@ -223,6 +247,8 @@ export function createLogIndexCache(io: FsIo): LogIndexCache {
     }
     index.lastSeq = found.lastSeq;
     index.committedEnd = found.committedEnd;
+    index.durableEnd = Math.max(index.durableEnd, found.durableEnd);
+    index.lastUnsynced = found.lastUnsynced;
     return { index, tail: found.tail };
   };
 
@@ -245,7 +271,7 @@ export function createLogIndexCache(io: FsIo): LogIndexCache {
         throw error;
       }
     },
-    extend(file, index, writeOffset, records, lastSeq, end) {
+    extend(file, index, writeOffset, records, lastSeq, end, synced) {
       if (cache.get(file) !== index || index.committedEnd !== writeOffset) return;
       for (const record of records) {
         index.offsets.push(record.offset);
@@ -253,6 +279,12 @@ export function createLogIndexCache(io: FsIo): LogIndexCache {
       }
       index.lastSeq = lastSeq;
       index.committedEnd = end;
+      index.lastUnsynced = !synced;
+      if (synced) index.durableEnd = end;
+    },
+    markDurable(file, dev, ino, end) {
+      const index = cache.get(file);
+      if (index && index.dev === dev && index.ino === ino) index.durableEnd = Math.max(index.durableEnd, Math.min(end, index.committedEnd));
     },
     forget(file) {
       cache.delete(file);

@@ -16,7 +16,7 @@ interface LogQueue {
 
 /** Writes to logs. */
 export interface LogWriter {
-  append(key: string[], records: EncodedRecord[], options: { expectedSeq?: number; fence?: Fence }): Promise<AppendResult>;
+  append(key: string[], records: EncodedRecord[], options: { expectedSeq?: number; fence?: Fence; durable?: boolean }): Promise<AppendResult>;
   delete(key: string[], fence: Fence | undefined): Promise<boolean>;
 }
 
@@ -25,7 +25,8 @@ export interface LogWriter {
  * While one batch is being written and fsynced, new appends queue; the next batch takes them
  * all, so one lock, one `write` and one `fdatasync` serve many callers. Each caller's records
  * stay contiguous and all-or-nothing (its last line carries the batch end marker), and each
- * caller gets its own outcome (a `conflict` for one does not fail the others).
+ * caller gets its own outcome (a `conflict` for one does not fail the others). A batch of
+ * appends that all asked for `durable: false` is written without `fdatasync`.
  */
 export function createLogWriter(context: FsContext): LogWriter {
   const queues = new Map<string, LogQueue>();
@@ -92,6 +93,7 @@ export function createLogWriter(context: FsContext): LogWriter {
           records,
           expectedSeq: options.expectedSeq,
           fence: options.fence,
+          durable: options.durable !== false,
           bytes,
           resolve,
           reject,

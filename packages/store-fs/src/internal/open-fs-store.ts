@@ -21,6 +21,7 @@ import { createLeaseEpoch } from "./lease-epoch.js";
 import { createFsLogStore } from "./fs-logs.js";
 import { storePaths, type StorePaths } from "./fs-paths.js";
 import { createLogIndexCache } from "./log-index.js";
+import { createBackgroundSync } from "./log-sync.js";
 
 /** The on-disk layout version this code writes and reads. */
 /**
@@ -141,6 +142,7 @@ export function openFsStore(options: FsStoreOptions, io: FsIo = nodeFsIo): KeelS
     waitMs: options.lockWaitMs ?? 10_000,
     warn,
   });
+  const logIndex = createLogIndexCache(io);
   const context: FsContext = {
     io,
     paths,
@@ -148,7 +150,8 @@ export function openFsStore(options: FsStoreOptions, io: FsIo = nodeFsIo): KeelS
     maxValueBytes,
     lockStaleMs,
     warn,
-    logIndex: createLogIndexCache(io),
+    logIndex,
+    backgroundSync: createBackgroundSync(io, logIndex),
     docCache: createDocCache(),
     guard: createPathGuard(io, paths.root),
     locks,
@@ -176,7 +179,7 @@ export function openFsStore(options: FsStoreOptions, io: FsIo = nodeFsIo): KeelS
   };
 
   return {
-    capabilities: { scope: "host", durability: "fsync", maxValueBytes },
+    capabilities: { scope: "host", durability: "fsync", maxValueBytes, bufferedAppends: true },
     docs: createFsDocStore(context),
     logs: createFsLogStore(context),
     leases: createFsLeaseStore(context),
@@ -188,6 +191,8 @@ export function openFsStore(options: FsStoreOptions, io: FsIo = nodeFsIo): KeelS
     close: async () => {
       closed = true;
       while (inFlight > 0) await new Promise<void>((resolve) => idle.push(resolve));
+      // Appends made with `durable: false` are synced before the store reports closed.
+      await context.backgroundSync.flush();
     },
   };
 }
