@@ -21,9 +21,12 @@ export interface BudgetOptions {
   /**
    * Where ledgers live: one document per root scope, changed only by compare-and-swap. With
    * `logs`, closes (settle, abandon, expire) are appended to a close log beside the document
-   * (one durable write per settle) and folded into the document by the next reserve.
+   * and folded into the document by the next reserve. When the store offers buffered appends
+   * (`capabilities.bufferedAppends`), a close is appended with `durable: false`: a reserve +
+   * settle pair is then one durable write (the reserve's), and a power loss within the store's
+   * sync delay of a settle may undo it (the reservation is open again, charged in full).
    */
-  store: Pick<KeelStore, "docs"> & Partial<Pick<KeelStore, "logs">>;
+  store: Pick<KeelStore, "docs"> & Partial<Pick<KeelStore, "logs" | "capabilities">>;
   /** Time of reservations and expiry. Default the system clock. */
   clock?: Clock;
   /** Receives `budget.reserved`, `budget.settled`, `budget.refused` and `budget.threshold`. */
@@ -113,6 +116,7 @@ export function createBudget(options: BudgetOptions): Budget {
   const context: BudgetContext = {
     docs: valid.store.docs,
     logs: isLogStore(valid.store) ? (valid.store as unknown as Pick<KeelStore, "logs">).logs : undefined,
+    bufferedCloses: () => (valid.store as Partial<Pick<KeelStore, "capabilities">>).capabilities?.bufferedAppends === true,
     clock,
     events: createLedgerEvents(valid.events, () => clock.now()),
     prefix: valid.keyPrefix ?? ["budget"],

@@ -128,7 +128,7 @@ function closeByLog(
   return loadLedger(context.docs, logs, owner.key).andThen((ledger) => {
     const decision = decideClose(ledger, { reservationId: id, outcome, actual, at });
     if (decision.kind !== "closed") return refuse(owner.chain[0]!.id);
-    return appendClose(logs, owner.key, id, { outcome, actual, at }).andThen((appended) => {
+    return appendClose(logs, owner.key, id, { outcome, actual, at }, context.bufferedCloses()).andThen((appended) => {
       if (appended.kind === "taken") return refuse(decision.reservation.scope);
       context.events.settled(decision.reservation.scope, id, decision.settlement);
       return okAsync({ ...snapshotOf(decision.ledger, owner.root, owner.chain), settlement: decision.settlement });

@@ -219,7 +219,7 @@ function expireByLog(resolved: ResolvedScope, logs: LogStore, cutoff: number, at
     let chain: ResultAsync<void, KeelError> = okAsync(undefined);
     for (const [id, reservation] of stale) {
       chain = chain.andThen(() =>
-        appendClose(logs, resolved.key, id, { outcome: "expired", actual: {}, at }).map((appended) => {
+        appendClose(logs, resolved.key, id, { outcome: "expired", actual: {}, at }, context.bufferedCloses()).map((appended) => {
           if (appended.kind === "appended") expired.push({ id, reservation, settlement: chargeFor(reservation.amounts, "expired", {}) });
         }),
       );

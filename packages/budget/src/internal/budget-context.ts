@@ -8,6 +8,13 @@ export interface BudgetContext {
   docs: DocStore;
   /** The close log's store: settle appends one record there instead of rewriting the ledger. */
   logs: LogStore | undefined;
+  /**
+   * Whether closes are appended with `durable: false` (the store offers buffered appends): the
+   * ledger document carries the truth, so a close a power loss takes back leaves its
+   * reservation open and charged in full. Asked at each close, not when the budget is created
+   * (a store may be opened after the parts built over it, as `createKeel` does).
+   */
+  bufferedCloses: () => boolean;
   clock: Clock;
   events: LedgerEvents;
   /** Key prefix of the ledger documents. */

@@ -50,10 +50,27 @@ export function readCloses(logs: LogStore, key: readonly string[], afterSeq: num
   });
 }
 
-/** Folds the closes logged after `ledger.foldedSeq` into `ledger` (a copy; unchanged when there are none). */
+/**
+ * The closes not yet folded into `ledger`: those after `foldedSeq`, read from the record the
+ * ledger names as its last folded one (`foldedSeq`, `foldedId`) on. When that record is not
+ * there, the log lost records after the fold (a power loss took back buffered appends) and the
+ * seqs after it may hold other closes now: then every close of the log is returned, and the
+ * fold counts those whose reservation is still open in the ledger.
+ */
+export function unfoldedCloses(logs: LogStore, key: readonly string[], ledger: Ledger): ResultAsync<LoggedClose[], KeelError> {
+  const foldedSeq = ledger.foldedSeq ?? 0;
+  if (foldedSeq === 0 || ledger.foldedId === undefined) return readCloses(logs, key, foldedSeq);
+  return readCloses(logs, key, foldedSeq - 1).andThen((closes) => {
+    const anchor = closes[0];
+    if (anchor && anchor.seq === foldedSeq && anchor.id === ledger.foldedId) return okAsync(closes.slice(1));
+    return readCloses(logs, key, 0);
+  });
+}
+
+/** Folds the closes not yet folded (see {@link unfoldedCloses}) into `ledger` (a copy; unchanged when there are none). */
 export function foldLogged(logs: LogStore | undefined, key: readonly string[], ledger: Ledger | undefined): ResultAsync<ReturnType<typeof decideFold>, KeelError> {
   if (!logs || !ledger) return okAsync({ ledger, folded: [], thresholds: [] });
-  return readCloses(logs, key, ledger.foldedSeq ?? 0).map((closes) => decideFold(ledger, closes));
+  return unfoldedCloses(logs, key, ledger).map((closes) => decideFold(ledger, closes));
 }
 
 /** Finds the logged close of reservation `id` (a scan of the log: only on the error path). */
@@ -68,20 +85,23 @@ export function findClose(logs: LogStore, key: readonly string[], id: string, sc
 export type AppendedClose = { kind: "appended" } | { kind: "taken" };
 
 /**
- * Appends the close of reservation `id`: one durable write. `appended` when this close is in the
- * log (also after an ambiguous failure whose retry finds its own record), `taken` when another
- * close of `id` is there first.
+ * Appends the close of reservation `id`: one write, durable unless `buffered` (then
+ * `durable: false`: the store syncs it soon after, and a power loss before may take it back).
+ * `appended` when this close is in the log (also after an ambiguous failure whose retry finds
+ * its own record), `taken` when another close of `id` is there first.
  */
 export function appendClose(
   logs: LogStore,
   key: readonly string[],
   id: string,
   close: { outcome: ClosedOutcome; actual: ActualAmounts; at: number },
+  buffered = false,
 ): ResultAsync<AppendedClose, KeelError> {
   const value = { outcome: close.outcome, actual: { ...close.actual }, at: close.at, attempt: newId() } as unknown as JsonValue;
+  const options = buffered ? { durable: false } : undefined;
   const once = (): ResultAsync<AppendedClose, KeelError> =>
     logs
-      .append([...key], [{ id, value }])
+      .append([...key], [{ id, value }], options)
       .map((): AppendedClose => ({ kind: "appended" }))
       .orElse((error) => (error.code === "conflict" ? okAsync<AppendedClose, KeelError>({ kind: "taken" }) : errAsync(error)));
   return once().orElse((error) => (AMBIGUOUS.has(error.code) ? once() : errAsync(error)));

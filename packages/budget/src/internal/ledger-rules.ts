@@ -291,8 +291,10 @@ export interface LoggedClose {
 /**
  * Folds logged closes into the totals: each close of a reservation still open moves it from
  * reserved to settled (as {@link decideClose} would, without remembering it in `closed`: the log
- * remembers it); a close of a reservation no longer open is skipped. Pure; `foldedSeq` becomes
- * the last close's seq. Returns `current` itself when there is nothing to fold.
+ * remembers it); a close of a reservation no longer open is skipped, so folding a close twice, or
+ * the whole log again, changes nothing. Pure; `foldedSeq` and `foldedId` become the last close's
+ * seq and id (also when they go back: the log lost records after an earlier fold). Returns
+ * `current` itself when there is nothing to fold.
  */
 export function decideFold(
   current: Ledger | undefined,
@@ -309,6 +311,7 @@ export function decideFold(
     folded.push({ id: close.id, reservation, settlement: closeInPlace(ledger, close.id, reservation, close, false) });
     for (const scope of reservation.chain) chains.add(scope);
   }
-  ledger.foldedSeq = Math.max(current.foldedSeq ?? 0, last.seq);
+  ledger.foldedSeq = last.seq;
+  ledger.foldedId = last.id;
   return { ledger, folded, thresholds: crossThresholds(ledger, [...chains]) };
 }

@@ -55,6 +55,12 @@ export interface Ledger {
   closed: ClosedReservation[];
   /** The last seq of the close log folded into these totals (absent: none, or no close log). */
   foldedSeq?: number;
+  /**
+   * The id of the record at `foldedSeq` (absent in ledgers written before it was kept): a
+   * different record there, or none, means the log lost records after the fold and reuses
+   * their seqs (see `unfoldedCloses`).
+   */
+  foldedId?: string;
 }
 
 /** How many closed reservations a ledger remembers for double-settle detection. */
@@ -94,6 +100,7 @@ const LedgerSchema = z.strictObject({
     z.strictObject({ id: z.string(), scope: z.string(), outcome: z.enum(["settled", "abandoned", "expired"]), at: z.number() }),
   ),
   foldedSeq: z.number().int().min(0).optional(),
+  foldedId: z.string().min(1).optional(),
 });
 
 /** An empty ledger for `root`. */
