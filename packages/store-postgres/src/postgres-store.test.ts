@@ -128,6 +128,40 @@ describeWithPostgres("createPostgresStore", () => {
     expect(await okValue(store.check())).toEqual({ ok: true, repaired: [], problems: [] });
   });
 
+  it("commits a buffered append (durable: false) without waiting for its WAL flush, and only that append", async () => {
+    const pool = new pg.Pool({ connectionString: testPostgresUrl, max: 1 });
+    // The setting each append transaction commits under, seen from inside it just before COMMIT.
+    const seen: string[] = [];
+    const wrapped = new WeakSet<object>();
+    pool.on("acquire", (client) => {
+      if (wrapped.has(client)) return;
+      wrapped.add(client);
+      const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
+      (client as unknown as { query: (...args: unknown[]) => Promise<unknown> }).query = async (...args: unknown[]) => {
+        if (args[0] === "COMMIT") {
+          const shown = (await query("SHOW synchronous_commit")) as { rows: { synchronous_commit: string }[] };
+          seen.push(shown.rows[0]!.synchronous_commit);
+        }
+        return query(...args);
+      };
+    });
+    const schema = freshSchemaName();
+    schemas.push(schema);
+    const store = createPostgresStore({ pool, schema });
+    stores.push(store);
+    expect(store.capabilities.bufferedAppends).toBe(true);
+    await okValue(store.migrate());
+    seen.length = 0;
+    await okValue(store.logs.append(["runs", "r1"], [{ id: "a", value: 1 }], { durable: false }));
+    await okValue(store.logs.append(["runs", "r1"], [{ id: "b", value: 2 }]));
+    await okValue(store.logs.append(["runs", "r1"], [{ id: "c", value: 3 }], { durable: false }));
+    await okValue(store.docs.put(["d"], 1, { create: true }));
+    expect(seen).toEqual(["off", "on", "off", "on"]);
+    expect((await okValue(store.logs.read(["runs", "r1"]))).map((record) => record.id)).toEqual(["a", "b", "c"]);
+    await store.close();
+    await pool.end();
+  });
+
   it("judges lease expiry by the database clock, not the caller's", async () => {
     const store = open();
     const lease = await okValue(store.leases.acquire("clocked", "h", { ttlMs: 60_000 }));

@@ -99,7 +99,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   }
   return {
     schema,
-    capabilities: { scope: "cluster", durability: "fsync", maxValueBytes: context.maxValueBytes, batchWrites: true, pageReads: true },
+    capabilities: { scope: "cluster", durability: "fsync", maxValueBytes: context.maxValueBytes, batchWrites: true, pageReads: true, bufferedAppends: true },
     docs: createPostgresDocs(context),
     logs: createPostgresLogs(context),
     leases: createPostgresLeases(context),

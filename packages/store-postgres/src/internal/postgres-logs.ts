@@ -18,6 +18,10 @@ export function createPostgresLogs(context: PostgresContext): LogStore {
       const stored = encodeKey(segments);
       const path = keyPath(segments);
       return transaction(context, `appending to ${path}`, async (client) => {
+        // A buffered append commits without waiting for its WAL flush (this transaction only):
+        // visible at once, lost only if the server stops before the WAL writer flushes it, and
+        // flushed by any later synchronous commit (the WAL is one sequence).
+        if (parsed.durable === false) await client.query("SET LOCAL synchronous_commit = off");
         const fenced = await checkFenceIn(client, context, parsed.fence);
         if (fenced.isErr()) return err(fenced.error);
         // The head row is the log's lock: appends to one log take turns on it. Two first
