@@ -119,10 +119,10 @@ describe("buffered appends on the fs store", () => {
     const lines = readFileSync(fileOf(dir), "utf8").trim().split("\n");
     const synced = io.syncs() - before;
     const marked = lines.filter((line) => line.includes('"durableTo"')).length;
-    // Either one group commit (one fdatasync, no marks) or the buffered ones went alone (marked, synced at close).
-    expect(synced).toBeGreaterThanOrEqual(1);
-    expect(lines.filter((line) => line.includes('"id":"c"') && line.includes('"durableTo"'))).toHaveLength(0);
-    expect(marked).toBeLessThanOrEqual(2);
+    // Appends made in one tick share one group commit: one fdatasync for the three, no marks, nothing left to sync at close.
+    expect(synced).toBe(1);
+    expect(marked).toBe(0);
+    expect(lines).toHaveLength(5);
   });
 
   it("refuses a durable option that is not a boolean", async () => {
