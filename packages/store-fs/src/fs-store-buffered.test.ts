@@ -23,14 +23,14 @@ afterEach(async () => {
   for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-/** The real file system, counting fsync/fdatasync calls and the bytes read from files. */
+/** The real file system, counting completed fsync/fdatasync calls and the bytes read from files. */
 function countingIo(): FsIo & { syncs: () => number; bytesRead: () => number } {
   let syncs = 0;
   let bytes = 0;
   return {
     ...nodeFsIo,
-    fsync: (fd) => ((syncs += 1), nodeFsIo.fsync(fd)),
-    fdatasync: (fd) => ((syncs += 1), nodeFsIo.fdatasync(fd)),
+    fsync: (fd) => nodeFsIo.fsync(fd).then(() => void (syncs += 1)),
+    fdatasync: (fd) => nodeFsIo.fdatasync(fd).then(() => void (syncs += 1)),
     readSync: (fd, buffer, offset, length, position) => {
       const count = nodeFsIo.readSync(fd, buffer, offset, length, position);
       bytes += count;
@@ -39,6 +39,12 @@ function countingIo(): FsIo & { syncs: () => number; bytesRead: () => number } {
     syncs: () => syncs,
     bytesRead: () => bytes,
   };
+}
+
+/** Waits until `done()` (polled), at most 10 s: the background sync runs after {@link BACKGROUND_SYNC_MS} on a loaded machine. */
+async function waitFor(done: () => boolean): Promise<void> {
+  const until = Date.now() + 10_000;
+  while (!done() && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
 }
 
 function tempDir(): string {
@@ -98,8 +104,11 @@ describe("buffered appends on the fs store", () => {
     expect(await okValue(other.logs.append(LOG, [{ id: "u3", value: value(3) }], { durable: false }))).toEqual({ lastSeq: 21, appended: 0, deduplicated: 1 });
     expect((await errOf(other.logs.append(LOG, [{ id: "u3", value: { other: 1 } }], { durable: false }))).code).toBe("conflict");
     expect((await errOf(other.logs.append(LOG, [{ id: "x", value: 1 }], { durable: false, expectedSeq: 3 }))).code).toBe("conflict");
-    // One background sync covers all of them.
-    await new Promise((resolve) => setTimeout(resolve, BACKGROUND_SYNC_MS + 300));
+    // One background sync covers all of them, not sooner than its delay.
+    const acknowledged = Date.now();
+    await waitFor(() => io.syncs() - afterCreate >= 1);
+    expect(Date.now() - acknowledged).toBeGreaterThanOrEqual(BACKGROUND_SYNC_MS - 500);
+    await new Promise((resolve) => setTimeout(resolve, 200));
     expect(io.syncs() - afterCreate).toBe(1);
     // A created log is written durably and says it was created by a buffered append.
     expect(readFileSync(fileOf(dir), "utf8").split("\n")[0]).toContain('"buffered":true');
@@ -204,9 +213,11 @@ describe("buffered appends on the fs store", () => {
 
   it("keeps damage before a background sync `corrupt` once a later buffered append names the synced point", async () => {
     const dir = tempDir();
-    const { store } = open(dir);
+    const { store, io } = open(dir);
     for (let index = 0; index < 4; index++) await okValue(store.logs.append(LOG, [{ id: `u${index}`, value: value(index) }], { durable: false }));
-    await new Promise((resolve) => setTimeout(resolve, BACKGROUND_SYNC_MS + 300));
+    const before = io.syncs();
+    // Counted once complete: the store has recorded the synced point by the time the poll sees it.
+    await waitFor(() => io.syncs() > before);
     const synced = statSync(fileOf(dir)).size;
     await okValue(store.logs.append(LOG, [{ id: "later", value: 1 }], { durable: false }));
     await store.close();
