@@ -41,18 +41,25 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * So no `SQLITE_BUSY` ever reaches a caller as such.
  */
 function withBusyRetry<T>(context: SqliteContext, what: string, step: () => Result<T, KeelError>): ResultAsync<T, KeelError> {
+  // The first try runs at once (most steps are not busy): no async frame, no timer.
+  if (context.closed) return new ResultAsync(Promise.resolve(err(closedError(context.file))));
+  const deadline = Date.now() + context.busyTimeoutMs;
+  try {
+    return new ResultAsync(Promise.resolve(step()));
+  } catch (error) {
+    if (!isBusy(error)) return new ResultAsync(Promise.resolve(err(toStoreError(error, context.file, what))));
+  }
   const run = async (): Promise<Result<T, KeelError>> => {
-    const deadline = Date.now() + context.busyTimeoutMs;
     let interval = 2;
     for (;;) {
+      await sleep(interval + Math.random() * interval);
+      interval = Math.min(interval * 2, 40);
       if (context.closed) return err(closedError(context.file));
       try {
         return step();
       } catch (error) {
         if (!isBusy(error) || Date.now() >= deadline) return err(toStoreError(error, context.file, what));
       }
-      await sleep(interval + Math.random() * interval);
-      interval = Math.min(interval * 2, 40);
     }
   };
   return new ResultAsync(run());

@@ -19,6 +19,11 @@ export function createSqliteLogs(context: SqliteContext): LogStore {
   const read = db.prepare<[string, number, number], { seq: number; id: string; value: string; at: string }>(
     "SELECT seq, id, value, at FROM keel_log_records WHERE log = ? AND seq > ? ORDER BY seq LIMIT ?",
   );
+  // Without a limit, a statement without LIMIT: a bound LIMIT costs SQLite about as much again
+  // as the lookup itself (a read of pending writes, often empty, is on a checkpointer's hot path).
+  const readAll = db.prepare<[string, number], { seq: number; id: string; value: string; at: string }>(
+    "SELECT seq, id, value, at FROM keel_log_records WHERE log = ? AND seq > ? ORDER BY seq",
+  );
   const dropRecords = db.prepare("DELETE FROM keel_log_records WHERE log = ?");
   const markDeleted = db.prepare("UPDATE keel_logs SET deleted = 1 WHERE key = ?");
   const list = db.prepare<[string, string], { key: string }>("SELECT key FROM keel_logs WHERE deleted = 0 AND key >= ? AND key < ? ORDER BY key");
@@ -53,10 +58,10 @@ export function createSqliteLogs(context: SqliteContext): LogStore {
       if (checked.isErr()) return errAsync(checked.error);
       const { segments, parsed } = checked.value;
       const stored = encodeKey(segments);
-      const limit = Number.isFinite(parsed.limit) ? parsed.limit : -1;
+      const limited = Number.isFinite(parsed.limit);
       return readStep(context, `reading ${keyPath(segments)}`, (): Result<LogRecord[], KeelError> => {
         const out: LogRecord[] = [];
-        for (const row of read.all(stored, parsed.afterSeq, limit)) {
+        for (const row of limited ? read.all(stored, parsed.afterSeq, parsed.limit) : readAll.all(stored, parsed.afterSeq)) {
           const value = parseStored(context, row.value, `logs/${keyPath(segments)}@${row.seq}`);
           if (value.isErr()) return err(value.error);
           out.push({ seq: row.seq, id: row.id, value: value.value as JsonValue, at: row.at });
