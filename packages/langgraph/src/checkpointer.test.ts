@@ -91,16 +91,20 @@ describe("createKeelCheckpointer", () => {
     expect((await saver.getTuple({ configurable: { thread_id: "t" } }))?.config).toEqual(fork);
   });
 
-  it("shares unchanged channel values between checkpoints instead of storing them again", async () => {
+  it("shares unchanged large channel values between checkpoints and keeps small ones inline", async () => {
     const store = createMemoryStore();
     const saver = createKeelCheckpointer({ store });
-    let config = await saver.put({ configurable: { thread_id: "t" } }, checkpoint({ messages: ["hi"] }), metadata, { messages: 1 });
+    const messages = Array.from({ length: 10 }, (_, index) => `message ${index} ${"x".repeat(200)}`);
+    let config = await saver.put({ configurable: { thread_id: "t" } }, checkpoint({ messages }), metadata, { messages: 1 });
     for (let step = 1; step <= 5; step += 1) {
-      config = await saver.put(config, { ...checkpoint({ messages: ["hi"], step }), channel_versions: { messages: 1, step } }, metadata, { step });
+      config = await saver.put(config, { ...checkpoint({ messages, step }), channel_versions: { messages: 1, step } }, metadata, { step });
     }
-    expect((await saver.getTuple(config))?.checkpoint.channel_values).toEqual({ messages: ["hi"], step: 5 });
-    const blobs = (await store.docs.list(["langgraph"])).unwrapOr({ items: [] }).items.filter((meta) => meta.key.at(-2) === "blobs");
-    expect(blobs).toHaveLength(6); // one "messages" blob, five "step" blobs
+    expect((await saver.getTuple(config))?.checkpoint.channel_values).toEqual({ messages, step: 5 });
+    // A fresh saver has nothing cached: the values come from the store.
+    expect((await createKeelCheckpointer({ store }).getTuple(config))?.checkpoint.channel_values).toEqual({ messages, step: 5 });
+    const items = (await store.docs.list(["langgraph"])).unwrapOr({ items: [] }).items;
+    expect(items.filter((meta) => meta.key.at(-2) === "blobs")).toHaveLength(1); // "messages" once; each "step" inline
+    expect(items.filter((meta) => meta.key.at(-2) === "checkpoints")).toHaveLength(6);
   });
 
   it("answers a stored checkpoint that does not parse with corrupt, not a missing checkpoint", async () => {

@@ -51,6 +51,14 @@ const LIST_PAGE = 100;
 /** Characters of JSON text each cache of one saver keeps (checkpoint documents; channel blobs). */
 const CACHE_CHARS = 4 * 1024 * 1024;
 
+/**
+ * The longest serialized channel value (characters of its stored text) kept inline in the
+ * checkpoint document. A larger one is a blob of its own, written once and shared by every
+ * checkpoint whose channel did not change (a long message history); a small one inline spares
+ * a row per changed channel in each `put` (a counter, a flag, the last step's output).
+ */
+const INLINE_MAX_CHARS = 1024;
+
 /** A channel blob to store: content-addressed, so an existing one is the same bytes. */
 interface BlobWrite {
   key: string[];
@@ -440,9 +448,10 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
   }
 
   /**
-   * The channel map of a new checkpoint (the parent's blob references, with the channels in
-   * `newVersions` replaced) and the blobs of the changed values, to be written (by
-   * content-address: an existing blob is the same bytes by construction).
+   * The channel map of a new checkpoint (the parent's, with the channels in `newVersions`
+   * replaced: a small value inline, a larger one by reference to its blob) and the blobs of the
+   * changed larger values, to be written (by content-address: an existing blob is the same
+   * bytes by construction).
    */
   async #channelsOf(
     threadId: string,
@@ -450,8 +459,8 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
     parentCheckpointId: string | undefined,
     values: Record<string, unknown>,
     newVersions: ChannelVersions,
-  ): Promise<{ channels: Record<string, string | null>; blobs: BlobWrite[] }> {
-    let channels: Record<string, string | null> = {};
+  ): Promise<{ channels: CheckpointDocument["channels"]; blobs: BlobWrite[] }> {
+    let channels: CheckpointDocument["channels"] = {};
     if (parentCheckpointId !== undefined) {
       const parent = await this.#readCheckpoint(this.#keys.checkpoint(threadId, namespace, parentCheckpointId), true);
       if (parent) channels = { ...parent.channels };
@@ -465,6 +474,10 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
         }
         const [type, bytes] = await this.serde.dumpsTyped(values[channel]);
         const blob = toSerialized(type, bytes);
+        if (blob.data.length <= INLINE_MAX_CHARS) {
+          channels[channel] = blob;
+          return;
+        }
         const blobDigest = digest(blob).slice("sha256:".length);
         channels[channel] = blobDigest;
         blobs.push({ key: this.#keys.blob(threadId, namespace, blobDigest), value: blob });
@@ -501,6 +514,10 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
     await Promise.all(
       Object.entries(document.channels).map(async ([channel, blobDigest]) => {
         if (blobDigest === null) return;
+        if (typeof blobDigest !== "string") {
+          values[channel] = await this.serde.loadsTyped(blobDigest.type, fromSerialized(blobDigest));
+          return;
+        }
         const key = this.#keys.blob(document.threadId, document.namespace, blobDigest);
         const cached = this.#blobs.get(key.join("/"));
         if (cached) {

@@ -22,8 +22,11 @@ export const CheckpointDocumentSchema = z.object({
   parentCheckpointId: z.string().optional(),
   /** The checkpoint without its channel values. */
   checkpoint: SerializedSchema,
-  /** Each channel's value as the digest of its blob (content-addressed, shared between checkpoints); null: empty. */
-  channels: z.record(z.string(), z.string().regex(/^[0-9a-f]{64}$/).nullable()),
+  /**
+   * Each channel's value: a small one inline (its serialized form), a larger one as the hex
+   * digest of its blob (content-addressed, shared between checkpoints); null: empty.
+   */
+  channels: z.record(z.string(), z.union([z.string().regex(/^[0-9a-f]{64}$/), SerializedSchema]).nullable()),
   metadata: SerializedSchema,
 });
 /** A checkpoint document's value. */
