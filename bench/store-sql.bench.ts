@@ -23,7 +23,8 @@ import { afterAll, bench, describe } from "vitest";
  * - SQLite durability: LangGraph's SqliteSaver runs WAL with better-sqlite3's default
  *   `synchronous=NORMAL`, so the comparison row of Keel uses `synchronous: "normal"` too; the
  *   default `full` row is shown beside it. "raw better-sqlite3" runs Keel's own statements
- *   (BEGIN IMMEDIATE, version read, upsert, COMMIT, read) with no validation, no canonical JSON.
+ *   (BEGIN IMMEDIATE, the write that checks its own version, COMMIT, read) with no validation,
+ *   no canonical JSON.
  * - Postgres: the server at KEEL_TEST_POSTGRES_URL (default the local one), one schema each.
  * - 8 processes: role turns through createKeel over one Postgres schema, turns per second.
  */
@@ -60,17 +61,22 @@ const raw = new Database(path.join(root, "raw.db"));
 raw.pragma("journal_mode = WAL");
 raw.pragma("synchronous = NORMAL");
 raw.exec("CREATE TABLE docs (key TEXT PRIMARY KEY, version INTEGER NOT NULL, deleted INTEGER NOT NULL, value TEXT, bytes INTEGER NOT NULL, updated_at TEXT NOT NULL) WITHOUT ROWID");
-const rawSelect = raw.prepare<[string], { version: number; deleted: number }>("SELECT version, deleted FROM docs WHERE key = ?");
-const rawUpsert = raw.prepare(
-  "INSERT INTO docs (key, version, deleted, value, bytes, updated_at) VALUES (?, ?, 0, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET version = excluded.version, deleted = 0, value = excluded.value, bytes = excluded.bytes, updated_at = excluded.updated_at",
+const rawCreate = raw.prepare<[string, string, number, string], { version: number }>(
+  "INSERT INTO docs (key, version, deleted, value, bytes, updated_at) VALUES (?, 1, 0, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET version = docs.version + 1, deleted = 0, value = excluded.value, bytes = excluded.bytes, updated_at = excluded.updated_at WHERE docs.deleted = 1 RETURNING version",
 );
+const rawReplace = raw.prepare<[string, number, string, string, number], { version: number }>(
+  "UPDATE docs SET version = version + 1, value = ?, bytes = ?, updated_at = ? WHERE key = ? AND version = ? AND deleted = 0 RETURNING version",
+);
+let rawVersion = 0;
 const rawGet = raw.prepare<[string], { version: number; value: string; updated_at: string }>("SELECT version, value, updated_at FROM docs WHERE key = ?");
 let rawTurn = 0;
 function rawPutGet(): void {
   const text = JSON.stringify({ ...state, turn: rawTurn++ });
   raw.exec("BEGIN IMMEDIATE");
-  const current = rawSelect.get("threads\u001ft1");
-  rawUpsert.run("threads\u001ft1", (current?.version ?? 0) + 1, text, text.length, new Date().toISOString());
+  const updatedAt = new Date().toISOString();
+  const written = rawVersion === 0 ? rawCreate.get("threads\u001ft1", text, text.length, updatedAt) : rawReplace.get(text, text.length, updatedAt, "threads\u001ft1", rawVersion);
+  if (!written) throw new Error("raw put refused");
+  rawVersion = written.version;
   raw.exec("COMMIT");
   const row = rawGet.get("threads\u001ft1");
   JSON.parse(row!.value);
