@@ -176,7 +176,8 @@ async function checkLog(context: FsContext, key: string[], file: string, repair:
   let fd: number | undefined;
   try {
     context.logIndex.forget(file);
-    const view = context.logIndex.open(file, repair ? "r+" : "r");
+    // From the start, never from an id sidecar: the check reads every byte (and saves a fresh sidecar of a big log).
+    const view = context.logIndex.open(file, repair ? "r+" : "r", undefined, true);
     fd = view.fd;
     if (!view.tail || fd === undefined) return;
     const location = `${file}:${view.tail.offset}`;
@@ -292,6 +293,9 @@ export async function checkStore(context: FsContext, repair: boolean): Promise<I
   checkLocks(context, repair, findings);
   const found = walkTree(context);
   checkTemporaries(context, found.temporaries, repair, findings);
+  // Staging files of id sidecars a crash left behind (the sidecars themselves are caches, checked on load).
+  const sidecarStaging = listDirectory(context, context.paths.logSidecars).filter((name) => temporaryFileWriter(name) !== undefined);
+  checkTemporaries(context, sidecarStaging.map((name) => path.join(context.paths.logSidecars, name)), repair, findings);
   for (const link of found.links) {
     findings.problems.push({
       code: "link",

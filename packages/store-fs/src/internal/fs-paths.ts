@@ -7,8 +7,9 @@ import { isSafeName } from "@keel/core";
  *
  * - A document `["a", "b", "c"]` is `<root>/a/b/c.json`, its previous version `c.json.bak`.
  * - A log `["a", "b"]` is `<root>/a/b.jsonl`.
- * - Store-internal files (lease directories, lock directories, the format marker) live under `<root>/_keel/`:
- *   a safe name cannot start with `_`, so no key can reach it.
+ * - Store-internal files (lease directories, lock directories, the format marker, the id
+ *   sidecars of big logs in `_keel/logidx/`) live under `<root>/_keel/`: a safe name cannot
+ *   start with `_`, so no key can reach it.
  * - Temporary files start with `.`, which a safe name cannot, so they never collide with keys.
  * - A directory segment that itself ends in `.json`, `.jsonl` or `.bak` gets a `~` suffix
  *   (`~` is not a safe-name character), so the directory of `["x.json", "y"]` never collides
@@ -60,10 +61,14 @@ export interface StorePaths {
   marker: string;
   /** The boot record: which machine boot the lease tokens' epoch belongs to. */
   boot: string;
+  /** The directory of the logs' id sidecars (see log-sidecar.ts). */
+  logSidecars: string;
   /** The directory that holds the children of `prefix` (the root for an empty prefix). */
   directoryOf(prefix: readonly string[]): string;
   docFile(key: readonly string[]): string;
   logFile(key: readonly string[]): string;
+  /** The id sidecar of a log file (a path from {@link StorePaths.logFile}): named by a hash of its path under the root. */
+  logSidecar(logFile: string): string;
   /** The lock directory of a resource (`doc:a/b`, `log:a/b`, `lease:name`). */
   lockDirectory(resource: string): string;
 }
@@ -75,6 +80,7 @@ export function storePaths(root: string): StorePaths {
   const internal = path.join(root, INTERNAL_DIRECTORY);
   const locks = path.join(internal, "locks");
   const leases = path.join(internal, "leases");
+  const logSidecars = path.join(internal, "logidx");
   const directoryOf = (prefix: readonly string[]) => path.join(root, ...prefix.map(directoryName));
   const fileOf = (key: readonly string[], suffix: string) => path.join(directoryOf(key.slice(0, -1)), `${key[key.length - 1]}${suffix}`);
   // Lock directories are looked up on every write: remember the hashes of recent resources.
@@ -86,9 +92,11 @@ export function storePaths(root: string): StorePaths {
     leases,
     marker: path.join(internal, "store.json"),
     boot: path.join(internal, "boot.json"),
+    logSidecars,
     directoryOf,
     docFile: (key) => fileOf(key, DOC_SUFFIX),
     logFile: (key) => fileOf(key, LOG_SUFFIX),
+    logSidecar: (logFile) => path.join(logSidecars, `${createHash("sha256").update(path.relative(root, logFile)).digest("hex").slice(0, 40)}.idx`),
     lockDirectory: (resource) => {
       let directory = lockDirectories.get(resource);
       if (directory === undefined) {

@@ -7,7 +7,7 @@ import { writeFileDurably } from "./fs-durable-write.js";
 import { closeQuietly, toStoreError, writeAll } from "./fs-io.js";
 import { checkFenceInThisBoot, watchFence } from "./fs-leases.js";
 import { createRecordEncoder, encodeHeaderLine, type ScannedRecord } from "./log-format.js";
-import { readStoredValue, type LogIndex, type LogView } from "./log-index.js";
+import { findStoredValue, type LogIndex, type LogView } from "./log-index.js";
 
 /**
  * The commit step of the log writer: what one locked batch does to a log file. Appends are
@@ -81,7 +81,7 @@ export async function commitAppends(context: FsContext, file: string, key: strin
   try {
     const at = isoNow(context);
     const { fd, index } = view;
-    const storedValue = (seq: number, id: string) => readStoredValue(context.io, fd!, file, index!, seq, id);
+    const storedValue = (id: string) => findStoredValue(context.io, fd!, file, index!, id);
     // One durable append makes the whole group commit synced (a store may always be stronger).
     const durableTo = batch.some((request) => request.durable) || !index ? undefined : index.durableEnd;
     const plan = planAppends(index, keyPath(key), batch, at, (fence, states) => assertFence(context, fence, states, floor), storedValue, durableTo);
@@ -185,7 +185,7 @@ function planAppends(
   batch: readonly AppendRequest[],
   at: string,
   checkFenceOf: (fence: Fence | undefined, states: Map<string, LeaseState | undefined>) => void,
-  storedValue: (seq: number, id: string) => string,
+  storedValue: (id: string) => string | undefined,
   durableTo: number | undefined,
 ): AppendPlan {
   const states = new Map<string, LeaseState | undefined>();
@@ -203,8 +203,7 @@ function planAppends(
     textOf: (id) => {
       const text = added.get(id);
       if (text !== undefined || create) return text;
-      const seq = index?.ids.get(id);
-      return seq === undefined ? undefined : storedValue(seq, id);
+      return index ? storedValue(id) : undefined;
     },
   };
   const outcomes = batch.map((request): Result<AppendResult, KeelError> => {

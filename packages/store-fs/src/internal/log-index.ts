@@ -1,6 +1,7 @@
 import { KeelError } from "@keel/core";
-import { closeQuietly, isErrno, readAt, type FsIo } from "./fs-io.js";
+import { closeQuietly, isErrno, readAt, unlinkQuietly, type FsIo } from "./fs-io.js";
 import { createLogScanner, parseLine, type LogHeader, type ScanStart, type ScannedRecord } from "./log-format.js";
+import { idHash, loadSidecar, probeIdTable, saveSidecar } from "./log-sidecar.js";
 
 /** What this process knows of one log file, valid while the file is the same and has not shrunk. */
 export interface LogIndex {
@@ -19,14 +20,24 @@ export interface LogIndex {
   firstSeq: number;
   /** `offsets[i]` is the byte offset of the record with seq `firstSeq + i`. */
   offsets: number[];
-  /** id → seq of the records from `firstSeq` on, to dedupe re-appends (the stored value is read back from the file to compare). */
+  /**
+   * id → seq of the records from `firstSeq` on (after the `covered` ones, when there are), to
+   * dedupe re-appends (the stored value is read back from the file to compare): see {@link findStoredValue}.
+   */
   ids: Map<string, number>;
+  /**
+   * The ids of the first `count` records (from `firstSeq` on) as the log's id sidecar holds them:
+   * a table of id hashes (see log-sidecar.ts) whose candidates are read back from the file.
+   */
+  covered: { table: Uint32Array; count: number } | undefined;
   /**
    * True when the index covers every record of the file (a scan from the start). An index built
    * from the tail ({@link LogIndexCache.open} with `afterSeq`) covers only the records from
    * `firstSeq` on: enough for a head or a read of the newest records, not for an append's dedupe.
    */
   complete: boolean;
+  /** The offset the log's id sidecar (see log-sidecar.ts) covers up to, as this index last loaded or wrote it; 0 for none. */
+  sidecarEnd: number;
 }
 
 /** An open log file with its refreshed index. */
@@ -50,9 +61,12 @@ export interface LogIndexCache {
    * With `afterSeq`, the caller needs only the head and the records after `afterSeq`: a log this
    * instance has not indexed yet is read from its tail back to a batch boundary at or before
    * `afterSeq` (never the last batch's own end: the last batch is verified line by line, as a
-   * scan from the start would), and only from there forward. Without it, the index is complete.
+   * scan from the start would), and only from there forward. Without it, the index is complete:
+   * a log this instance has not indexed yet is then read from the end of the part its id sidecar
+   * covers (when one is there and passes every check), else from the start. With `whole` (check),
+   * a log not indexed yet is always scanned from the start.
    */
-  open(file: string, flags: "r" | "r+", afterSeq?: number): LogView;
+  open(file: string, flags: "r" | "r+", afterSeq?: number, whole?: boolean): LogView;
   /**
    * Records a batch this process appended at `writeOffset` (ignored if a refresh already saw it),
    * synced (`fdatasync`) or not.
@@ -60,7 +74,7 @@ export interface LogIndexCache {
   extend(file: string, index: LogIndex, writeOffset: number, records: ScannedRecord[], lastSeq: number, end: number, synced: boolean): void;
   /** Records that the file (device `dev`, inode `ino`) is durable up to `end` (a background sync). */
   markDurable(file: string, dev: number, ino: number, end: number): void;
-  /** Drops the index of a file that was replaced. */
+  /** Drops the index of a file that was replaced, and its id sidecar. */
   forget(file: string): void;
 }
 
@@ -82,16 +96,35 @@ export function logCorrupt(file: string, offset: number, problem: string): KeelE
 }
 
 /**
+ * The value text of the committed record of `id`, if the log holds one (see {@link readStoredValue}):
+ * looked up in the ids this index scanned, then among the candidates of the sidecar's id table,
+ * each read back from the file (a candidate whose line holds another id is a hash collision).
+ */
+export function findStoredValue(io: FsIo, fd: number, file: string, index: LogIndex, id: string): string | undefined {
+  const seq = index.ids.get(id);
+  if (seq !== undefined) return readStoredValue(io, fd, file, index, seq, id);
+  if (!index.covered) return undefined;
+  let text: string | undefined;
+  probeIdTable(index.covered.table, idHash(id), (position) => {
+    text = readStoredValue(io, fd, file, index, index.firstSeq + position, id, true);
+    return text !== undefined;
+  });
+  return text;
+}
+
+/**
  * Reads back the value text (canonical JSON) of committed record `seq`, verified by its CRC, to
  * compare it with a re-appended value. A line that fails its check or is not the record the
- * index says is `corrupt`.
+ * index says is `corrupt`; with `candidate`, a good line of record `seq` with another id is
+ * `undefined` instead (a hash collision of the sidecar's id table).
  */
-export function readStoredValue(io: FsIo, fd: number, file: string, index: LogIndex, seq: number, id: string): string {
+export function readStoredValue(io: FsIo, fd: number, file: string, index: LogIndex, seq: number, id: string, candidate = false): string | undefined {
   const position = seq - index.firstSeq;
   const from = index.offsets[position];
   if (from === undefined) throw logCorrupt(file, index.committedEnd, `record ${seq} is missing from the log`);
   const to = position + 1 < index.offsets.length ? index.offsets[position + 1]! : index.committedEnd;
   const parsed = parseLine(readAt(io, fd, from, to - from - 1));
+  if (candidate && parsed.kind === "record" && parsed.record.seq === seq && parsed.record.id !== id) return undefined;
   if (parsed.kind !== "record" || parsed.record.seq !== seq || parsed.record.id !== id) {
     throw logCorrupt(file, from, parsed.kind === "bad" ? parsed.problem : `expected record ${seq} of id ${JSON.stringify(id)} here`);
   }
@@ -155,8 +188,11 @@ function findTailStart(io: FsIo, fd: number, size: number, header: LogHeader, he
 
 const NEWLINE = 0x0a;
 
-/** Creates an empty {@link LogIndexCache}. */
-export function createLogIndexCache(io: FsIo): LogIndexCache {
+/**
+ * Creates an empty {@link LogIndexCache}. With `sidecarOf` (the path of a log file's id
+ * sidecar), complete indexes of big logs are saved beside them and loaded by new instances.
+ */
+export function createLogIndexCache(io: FsIo, sidecarOf?: (file: string) => string): LogIndexCache {
   const cache = new Map<string, LogIndex>();
 
   const scan = (file: string, fd: number, size: number, start: ScanStart) => {
@@ -188,7 +224,7 @@ export function createLogIndexCache(io: FsIo): LogIndexCache {
     return start ? { start, headerBytes: Buffer.from(probe.subarray(0, newline + 1)) } : fromStart;
   };
 
-  const refresh = (file: string, fd: number, afterSeq: number | undefined): Pick<LogView, "index" | "tail"> => {
+  const refresh = (file: string, fd: number, afterSeq: number | undefined, whole: boolean): Pick<LogView, "index" | "tail"> => {
     const stat = io.fstatSync(fd);
     const cached = cache.get(file);
     let base: LogIndex | undefined;
@@ -199,11 +235,12 @@ export function createLogIndexCache(io: FsIo): LogIndexCache {
       if (covers && probe.equals(cached.headerBytes)) base = cached;
     }
     if (!base) cache.delete(file);
-    const cold = base ? undefined : coldStart(fd, stat.size, afterSeq);
+    const sidecar = !sidecarOf || base || afterSeq !== undefined || whole ? undefined : loadSidecar(io, sidecarOf(file), fd, stat.size);
+    const cold = base || sidecar ? undefined : coldStart(fd, stat.size, afterSeq);
     const start: ScanStart = base
       ? { offset: base.committedEnd, header: base.header, lastSeq: base.lastSeq, durableEnd: base.durableEnd, lastUnsynced: base.lastUnsynced }
-      : cold!.start;
-    if (stat.size === start.offset) {
+      : (sidecar?.start ?? cold!.start);
+    if (stat.size === start.offset && !sidecar) {
       if (base) {
         cache.delete(file);
         cache.set(file, base);
@@ -214,12 +251,12 @@ export function createLogIndexCache(io: FsIo): LogIndexCache {
     if (!found.header) return { index: undefined, tail: found.tail };
     let index = base;
     if (!index) {
-      let headerBytes = cold?.headerBytes;
+      let headerBytes = sidecar?.headerBytes ?? cold?.headerBytes;
       if (!headerBytes) {
         const probe = readAt(io, fd, 0, Math.min(HEADER_PROBE_BYTES, stat.size));
         headerBytes = Buffer.from(probe.subarray(0, probe.indexOf(NEWLINE) + 1));
       }
-      const partial = start.offset > 0;
+      const partial = start.offset > 0 && !sidecar;
       index = {
         dev: stat.dev,
         ino: stat.ino,
@@ -230,9 +267,11 @@ export function createLogIndexCache(io: FsIo): LogIndexCache {
         durableEnd: 0,
         lastUnsynced: false,
         firstSeq: (partial ? start.lastSeq : found.header.baseSeq) + 1,
-        offsets: [],
+        offsets: sidecar?.offsets ?? [],
         ids: new Map(),
+        covered: sidecar?.covered,
         complete: !partial,
+        sidecarEnd: sidecar?.end ?? 0,
       };
       cache.set(file, index);
       if (cache.size > MAX_CACHED_LOGS) cache.delete(cache.keys().next().value!);
@@ -249,11 +288,12 @@ export function createLogIndexCache(io: FsIo): LogIndexCache {
     index.committedEnd = found.committedEnd;
     index.durableEnd = Math.max(index.durableEnd, found.durableEnd);
     index.lastUnsynced = found.lastUnsynced;
+    if (sidecarOf) saveSidecar(io, sidecarOf(file), index, fd);
     return { index, tail: found.tail };
   };
 
   return {
-    open(file, flags, afterSeq) {
+    open(file, flags, afterSeq, whole = false) {
       let fd: number;
       try {
         fd = io.openSync(file, flags);
@@ -265,7 +305,7 @@ export function createLogIndexCache(io: FsIo): LogIndexCache {
         throw error;
       }
       try {
-        return { fd, ...refresh(file, fd, afterSeq) };
+        return { fd, ...refresh(file, fd, afterSeq, whole) };
       } catch (error) {
         closeQuietly(io, fd);
         throw error;
@@ -280,14 +320,20 @@ export function createLogIndexCache(io: FsIo): LogIndexCache {
       index.lastSeq = lastSeq;
       index.committedEnd = end;
       index.lastUnsynced = !synced;
-      if (synced) index.durableEnd = end;
+      if (synced) {
+        index.durableEnd = end;
+        if (sidecarOf) saveSidecar(io, sidecarOf(file), index, undefined);
+      }
     },
     markDurable(file, dev, ino, end) {
       const index = cache.get(file);
-      if (index && index.dev === dev && index.ino === ino) index.durableEnd = Math.max(index.durableEnd, Math.min(end, index.committedEnd));
+      if (!index || index.dev !== dev || index.ino !== ino) return;
+      index.durableEnd = Math.max(index.durableEnd, Math.min(end, index.committedEnd));
+      if (sidecarOf) saveSidecar(io, sidecarOf(file), index, undefined);
     },
     forget(file) {
       cache.delete(file);
+      if (sidecarOf) unlinkQuietly(io, sidecarOf(file));
     },
   };
 }

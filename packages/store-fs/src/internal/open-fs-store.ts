@@ -142,7 +142,7 @@ export function openFsStore(options: FsStoreOptions, io: FsIo = nodeFsIo): KeelS
     waitMs: options.lockWaitMs ?? 10_000,
     warn,
   });
-  const logIndex = createLogIndexCache(io);
+  const logIndex = createLogIndexCache(io, paths.logSidecar);
   const context: FsContext = {
     io,
     paths,
