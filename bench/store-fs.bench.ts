@@ -20,7 +20,8 @@ import { afterAll, bench, describe } from "vitest";
  * Lease: one acquire + release (what a role turn pays with the default lingerMs 0) beside the two
  * durable writes it used to be and one durable doc put.
  * Growth: a 4 KiB put beside its floor; listing 100 → 10,000 documents and reading back 1,000 →
- * 100,000 log records, each beside the floor of reading and parsing the same data.
+ * 100,000 log records, each beside the floor of reading and parsing the same data; a new
+ * instance's first append to those logs, from the id sidecar and with it removed (a full scan).
  */
 
 const writeFileAtomic = createRequire(import.meta.url)("write-file-atomic") as (file: string, data: string | Buffer) => Promise<void>;
@@ -336,6 +337,33 @@ for (const [position, count] of logCounts.entries()) {
         const records = (await fresh.logs.read(["runs", "big"]))._unsafeUnwrap();
         await fresh.close();
         if (records.length !== count) throw new Error(`read ${records.length}`);
+      },
+      options,
+    );
+  });
+
+  /*
+   * A new instance's first append (the dedupe needs every id of the log): from the log's id
+   * sidecar plus the part after it, against the scan of the whole log it replaces (the sidecar
+   * removed before each iteration; that row also pays for saving a fresh one). The append
+   * re-appends an id from the middle of the log with its value: deduplicated, nothing written.
+   */
+  describe(`logs.append: ${count.toLocaleString("en-US")} records, open + first append, a new instance`, () => {
+    const options = { time: count >= 100_000 ? 4_000 : 1_500, warmupTime: 200, iterations: 3 };
+    const log = filledLogs[position]!;
+    const middle = count >> 1;
+    const firstAppend = async () => {
+      const fresh = createFsStore({ dir: log.dir });
+      const result = (await fresh.logs.append(["runs", "big"], [{ id: `r${middle}`, value: record(middle) }]))._unsafeUnwrap();
+      await fresh.close();
+      if (result.deduplicated !== 1) throw new Error(`appended ${result.appended}`);
+    };
+    bench("@keel/store-fs open + first append (id sidecar + the part after it)", firstAppend, options);
+    bench(
+      "@keel/store-fs open + first append, sidecar removed (scans the whole log, as before)",
+      async () => {
+        rmSync(path.join(log.dir, "_keel", "logidx"), { recursive: true, force: true });
+        await firstAppend();
       },
       options,
     );
