@@ -242,6 +242,27 @@ describe("the id sidecar of a big log", () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
+  it("never fails an append when it cannot be written (a cache: the next instance scans the log)", async () => {
+    const dir = tempDir();
+    const failing: FsIo = {
+      ...nodeFsIo,
+      renameSync: (from, to) => {
+        if (to.includes(`${path.sep}logidx${path.sep}`)) throw Object.assign(new Error("no space left on device"), { code: "ENOSPC" });
+        nodeFsIo.renameSync(from, to);
+      },
+    };
+    const writer = openFsStore({ dir }, failing);
+    stores.push(writer);
+    await fill(writer, "r", 0, RECORDS);
+    expect(sidecarOf(dir)).toBeUndefined();
+    // No staging file is left behind either.
+    expect(readdirSync(sidecarDirOf(dir))).toEqual([]);
+    const { io, store } = open(dir);
+    expect(await okValue(store.logs.append(LOG, [{ id: "r7", value: record(7) }]))).toEqual({ lastSeq: RECORDS, appended: 0, deduplicated: 1 });
+    expect(io.bytesRead()).toBeGreaterThanOrEqual(statSync(fileOf(dir)).size);
+    expect(decodeSidecar(readFileSync(sidecarOf(dir)!))?.lastSeq).toBe(RECORDS);
+  });
+
   it("is not a finding of check(): check reads the whole log, rebuilds a damaged sidecar and removes leftover staging files", async () => {
     const { dir, file, size } = await bigLog();
     const location = sidecarOf(dir)!;

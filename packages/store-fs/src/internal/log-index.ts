@@ -31,9 +31,10 @@ export interface LogIndex {
    */
   covered: { table: Uint32Array; count: number } | undefined;
   /**
-   * True when the index covers every record of the file (a scan from the start). An index built
-   * from the tail ({@link LogIndexCache.open} with `afterSeq`) covers only the records from
-   * `firstSeq` on: enough for a head or a read of the newest records, not for an append's dedupe.
+   * True when the index covers every record of the file (a scan from the start, or from the end
+   * of a checked id sidecar: `covered`). An index built from the tail ({@link LogIndexCache.open}
+   * with `afterSeq`) covers only the records from `firstSeq` on: enough for a head or a read of
+   * the newest records, not for an append's dedupe.
    */
   complete: boolean;
   /** The offset the log's id sidecar (see log-sidecar.ts) covers up to, as this index last loaded or wrote it; 0 for none. */
