@@ -107,6 +107,37 @@ describe("createKeelCheckpointer", () => {
     expect(items.filter((meta) => meta.key.at(-2) === "checkpoints")).toHaveLength(6);
   });
 
+  it("carries unchanged primitive channels from the parent, whether the saver has it cached or not", async () => {
+    const store = createMemoryStore();
+    const warm = createKeelCheckpointer({ store });
+    const long = "y".repeat(2_000); // a string too long for the checkpoint's own state: a blob
+    const root = await warm.put({ configurable: { thread_id: "t" } }, checkpoint({ step: 1, flag: true, name: "Ada", none: null, long }), metadata, {
+      step: 1,
+      flag: 1,
+      name: 1,
+      none: 1,
+      long: 1,
+    });
+    // Only `step` changed: the other channels are the parent's, whatever the checkpoint passed holds.
+    const child = await warm.put(root, checkpoint({ step: 2, flag: false, name: "Grace" }), metadata, { step: 2 });
+    expect((await warm.getTuple(child))?.checkpoint.channel_values).toEqual({ step: 2, flag: true, name: "Ada", none: null, long });
+    // A fresh saver continuing from the stored head: the parent's inline values are read from the store.
+    const cold = createKeelCheckpointer({ store });
+    const head = await cold.getTuple({ configurable: { thread_id: "t" } });
+    const grandchild = await createKeelCheckpointer({ store }).put(child, checkpoint({ step: 3 }), metadata, { step: 3, none: 3 });
+    expect(head?.config).toEqual(child);
+    expect((await cold.getTuple(grandchild))?.checkpoint.channel_values).toEqual({ step: 3, flag: true, name: "Ada", long });
+  });
+
+  it("answers a checkpoint state that does not deserialize to a checkpoint with corrupt", async () => {
+    const store = createMemoryStore();
+    const config = await createKeelCheckpointer({ store }).put({ configurable: { thread_id: "t" } }, checkpoint(), metadata, {});
+    const listed = (await store.docs.list(["langgraph"])).unwrapOr({ items: [] }).items.find((meta) => meta.key.at(-2) === "checkpoints");
+    const stored = (await store.docs.get(listed?.key ?? [])).unwrapOr(undefined)?.value as Record<string, unknown>;
+    await store.docs.put(listed?.key ?? [], { ...stored, state: { type: "json", encoding: "utf8", data: "[1,2]" } }, { unconditional: true });
+    expect((await rejection(createKeelCheckpointer({ store }).getTuple(config))).code).toBe("corrupt");
+  });
+
   it("answers a stored checkpoint that does not parse with corrupt, not a missing checkpoint", async () => {
     const store = createMemoryStore();
     const saver = createKeelCheckpointer({ store });

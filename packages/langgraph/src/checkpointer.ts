@@ -4,8 +4,7 @@ import {
   TASKS,
   WRITES_IDX_MAP,
   compareWritesSortKeys,
-  copyCheckpoint,
-  getCheckpointId,
+    getCheckpointId,
   maxChannelVersion,
   writesSortKey,
   type ChannelVersions,
@@ -58,6 +57,14 @@ const CACHE_CHARS = 4 * 1024 * 1024;
  * a row per changed channel in each `put` (a counter, a flag, the last step's output).
  */
 const INLINE_MAX_CHARS = 1024;
+
+/**
+ * A channel value kept in the checkpoint's own serialized state: a JSON primitive (a string of
+ * at most {@link INLINE_MAX_CHARS} characters), serialized with the checkpoint at no call of its own.
+ */
+function isSmallPrimitive(value: unknown): boolean {
+  return value === null || typeof value === "boolean" || (typeof value === "number" && Number.isFinite(value)) || (typeof value === "string" && value.length <= INLINE_MAX_CHARS);
+}
 
 /** A channel blob to store: content-addressed, so an existing one is the same bytes. */
 interface BlobWrite {
@@ -125,6 +132,8 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
   /** Writes logs where this saver's `putWrites` lost to another writer's (a `conflict`), not yet reported by a `put`. */
   readonly #lostWrites = new Set<string>();
   readonly #blobs = new BoundedCache<Serialized>(CACHE_CHARS);
+  /** The inline channel values of checkpoint documents this saver wrote or deserialized (primitives: safe to share). */
+  readonly #inlineValues = new WeakMap<CheckpointDocument, Record<string, unknown>>();
 
   /** Use {@link createKeelCheckpointer}. */
   constructor(options: KeelCheckpointerOptions) {
@@ -247,11 +256,12 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
 
   /** One listed checkpoint as a tuple, or undefined when not matching `filter`. */
   async #listed(document: CheckpointDocument, filter: Record<string, unknown> | undefined, writeLogs: ReadonlySet<string>): Promise<CheckpointTuple | undefined> {
+    const state = await this.#loadState(document);
     if (filter) {
-      const metadata = (await this.serde.loadsTyped(document.metadata.type, fromSerialized(document.metadata))) as Record<string, unknown>;
+      const metadata = state.metadata as Record<string, unknown>;
       if (!Object.entries(filter).every(([name, value]) => metadata[name] === value)) return undefined;
     }
-    return this.#toTuple(document, writeLogs);
+    return this.#toTuple(document, writeLogs, undefined, state);
   }
 
   /**
@@ -266,23 +276,19 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
     const threadId = requireThreadId(config, "put");
     const namespace = configurableString(config, "checkpoint_ns") ?? "";
     const parentCheckpointId = getCheckpointId(config) || undefined;
-    const prepared = copyCheckpoint(checkpoint);
-    const values = prepared.channel_values;
-    prepared.channel_values = {};
-    const [[checkpointType, checkpointBytes], [metadataType, metadataBytes]] = await Promise.all([
-      this.serde.dumpsTyped(prepared),
-      this.serde.dumpsTyped(metadata),
-    ]);
-    const { channels, blobs } = await this.#channelsOf(threadId, namespace, parentCheckpointId, values, newVersions);
+    const { channels, blobs, inline } = await this.#channelsOf(threadId, namespace, parentCheckpointId, checkpoint.channel_values, newVersions);
+    // The checkpoint (its small primitive channel values in it) and its metadata: one serializer call.
+    const [stateType, stateBytes] = await this.serde.dumpsTyped({ checkpoint: { ...checkpoint, channel_values: inline }, metadata });
+    const state = toSerialized(stateType, stateBytes);
     const document: CheckpointDocument = {
       threadId,
       namespace,
       checkpointId: checkpoint.id,
       ...(parentCheckpointId === undefined ? {} : { parentCheckpointId }),
-      checkpoint: toSerialized(checkpointType, checkpointBytes),
+      state,
       channels,
-      metadata: toSerialized(metadataType, metadataBytes),
     };
+    this.#inlineValues.set(document, inline);
     if (parentCheckpointId !== undefined) await this.#checkParentWrites(threadId, namespace, parentCheckpointId);
     const observed = this.#observed.get(this.#observedKey(threadId, namespace));
     // Continuing from the head this saver saw: one atomic batch, its head write checked by CAS.
@@ -449,30 +455,48 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
 
   /**
    * The channel map of a new checkpoint (the parent's, with the channels in `newVersions`
-   * replaced: a small value inline, a larger one by reference to its blob) and the blobs of the
-   * changed larger values, to be written (by content-address: an existing blob is the same
-   * bytes by construction).
+   * replaced), its values kept in the checkpoint itself (`inline`: small primitives, which need
+   * no serializer call of their own), and the blobs of the changed larger values, to be written
+   * (by content-address: an existing blob is the same bytes by construction). A changed value
+   * that is not a small primitive is serialized alone: inline in the map when small, else a blob.
    */
   async #channelsOf(
     threadId: string,
     namespace: string,
     parentCheckpointId: string | undefined,
-    values: Record<string, unknown>,
+    values: Record<string, unknown> | undefined,
     newVersions: ChannelVersions,
-  ): Promise<{ channels: CheckpointDocument["channels"]; blobs: BlobWrite[] }> {
-    let channels: CheckpointDocument["channels"] = {};
+  ): Promise<{ channels: CheckpointDocument["channels"]; blobs: BlobWrite[]; inline: Record<string, unknown> }> {
+    const channels: CheckpointDocument["channels"] = {};
+    const inline: Record<string, unknown> = {};
+    const changed = newVersions ?? {};
     if (parentCheckpointId !== undefined) {
       const parent = await this.#readCheckpoint(this.#keys.checkpoint(threadId, namespace, parentCheckpointId), true);
-      if (parent) channels = { ...parent.channels };
+      if (parent) {
+        let parentInline: Record<string, unknown> | undefined;
+        for (const [channel, entry] of Object.entries(parent.channels)) {
+          if (channel in changed) continue;
+          channels[channel] = entry;
+          if (entry !== true) continue;
+          parentInline ??= await this.#inlineOf(parent);
+          inline[channel] = parentInline[channel];
+        }
+      }
     }
     const blobs: BlobWrite[] = [];
     await Promise.all(
-      Object.keys(newVersions ?? {}).map(async (channel) => {
-        if (!(channel in values) || values[channel] === undefined) {
+      Object.keys(changed).map(async (channel) => {
+        const value = values !== undefined && channel in values ? values[channel] : undefined;
+        if (value === undefined) {
           channels[channel] = null;
           return;
         }
-        const [type, bytes] = await this.serde.dumpsTyped(values[channel]);
+        if (isSmallPrimitive(value)) {
+          channels[channel] = true;
+          inline[channel] = value;
+          return;
+        }
+        const [type, bytes] = await this.serde.dumpsTyped(value);
         const blob = toSerialized(type, bytes);
         if (blob.data.length <= INLINE_MAX_CHARS) {
           channels[channel] = blob;
@@ -483,7 +507,32 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
         blobs.push({ key: this.#keys.blob(threadId, namespace, blobDigest), value: blob });
       }),
     );
-    return { channels, blobs };
+    return { channels, blobs, inline };
+  }
+
+  /** The channel values kept in a checkpoint's own serialized state (remembered, else deserialized). */
+  async #inlineOf(document: CheckpointDocument): Promise<Record<string, unknown>> {
+    const known = this.#inlineValues.get(document);
+    if (known) return known;
+    await this.#loadState(document);
+    return this.#inlineValues.get(document) ?? {};
+  }
+
+  /**
+   * A checkpoint document's state, deserialized: its checkpoint (with only its inline channel
+   * values) and metadata; the inline values are remembered for a `put` continuing from it.
+   */
+  async #loadState(document: CheckpointDocument): Promise<{ checkpoint: Checkpoint; metadata: CheckpointMetadata }> {
+    const loaded: unknown = await this.serde.loadsTyped(document.state.type, fromSerialized(document.state));
+    const state = loaded as { checkpoint?: Checkpoint; metadata?: CheckpointMetadata } | null;
+    if (typeof state !== "object" || state === null || typeof state.checkpoint !== "object" || state.checkpoint === null || typeof state.metadata !== "object") {
+      throw new KeelError("corrupt", `stored LangGraph checkpoint ${document.checkpointId} does not deserialize to { checkpoint, metadata }`, {
+        details: { checkpointId: document.checkpointId },
+      });
+    }
+    state.checkpoint.channel_values ??= {};
+    if (!this.#inlineValues.has(document)) this.#inlineValues.set(document, { ...state.checkpoint.channel_values });
+    return state as { checkpoint: Checkpoint; metadata: CheckpointMetadata };
   }
 
   /** A checkpoint document: from the cache when `cached` (it never changes once written), else read (and cached). */
@@ -502,7 +551,7 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
   }
 
   #rememberCheckpoint(key: string[], document: CheckpointDocument): void {
-    this.#documents.set(key.join("/"), document, document.checkpoint.data.length + document.metadata.data.length + 256);
+    this.#documents.set(key.join("/"), document, document.state.data.length + 256);
   }
 
   #rememberBlob(key: string[], blob: Serialized): void {
@@ -513,7 +562,7 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
     const values: Record<string, unknown> = {};
     await Promise.all(
       Object.entries(document.channels).map(async ([channel, blobDigest]) => {
-        if (blobDigest === null) return;
+        if (blobDigest === null || blobDigest === true) return; // empty; in the checkpoint's own state
         if (typeof blobDigest !== "string") {
           values[channel] = await this.serde.loadsTyped(blobDigest.type, fromSerialized(blobDigest));
           return;
@@ -572,17 +621,23 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
 
   /**
    * A stored checkpoint as LangGraph's tuple; `writeLogs`, when given, are the pending-write
-   * logs known to exist; `readWrites`, its pending writes already being read.
+   * logs known to exist; `readWrites`, its pending writes already being read; `loaded`, its
+   * state already deserialized.
    */
-  async #toTuple(document: CheckpointDocument, writeLogs?: ReadonlySet<string>, readWrites?: Promise<WriteRecord[]>): Promise<CheckpointTuple> {
+  async #toTuple(
+    document: CheckpointDocument,
+    writeLogs?: ReadonlySet<string>,
+    readWrites?: Promise<WriteRecord[]>,
+    loaded?: { checkpoint: Checkpoint; metadata: CheckpointMetadata },
+  ): Promise<CheckpointTuple> {
     const { threadId, namespace, checkpointId, parentCheckpointId } = document;
-    const checkpoint = (await this.serde.loadsTyped(document.checkpoint.type, fromSerialized(document.checkpoint))) as Checkpoint;
+    const { checkpoint, metadata } = loaded ?? (await this.#loadState(document));
     const hasWrites = writeLogs === undefined || writeLogs.has(this.#keys.writes(threadId, namespace, checkpointId).join("/"));
     const [channelValues, writes] = await Promise.all([
       this.#readChannels(document),
       readWrites ?? (hasWrites ? this.#readWrites(threadId, namespace, checkpointId) : []),
     ]);
-    checkpoint.channel_values = { ...checkpoint.channel_values, ...channelValues };
+    Object.assign(checkpoint.channel_values, channelValues);
     if (checkpoint.v < 4 && parentCheckpointId !== undefined) await this.#migratePendingSends(checkpoint, threadId, namespace, parentCheckpointId);
     const pendingWrites: CheckpointPendingWrite[] = await Promise.all(
       writes.map(
@@ -592,7 +647,7 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
     const tuple: CheckpointTuple = {
       config: this.#configOf(threadId, namespace, checkpointId),
       checkpoint,
-      metadata: (await this.serde.loadsTyped(document.metadata.type, fromSerialized(document.metadata))) as CheckpointMetadata,
+      metadata,
       pendingWrites,
     };
     if (parentCheckpointId !== undefined) tuple.parentConfig = this.#configOf(threadId, namespace, parentCheckpointId);

@@ -20,14 +20,17 @@ export const CheckpointDocumentSchema = z.object({
   namespace: z.string(),
   checkpointId: z.string(),
   parentCheckpointId: z.string().optional(),
-  /** The checkpoint without its channel values. */
-  checkpoint: SerializedSchema,
   /**
-   * Each channel's value: a small one inline (its serialized form), a larger one as the hex
-   * digest of its blob (content-addressed, shared between checkpoints); null: empty.
+   * The checkpoint and its metadata, serialized at once as `{ checkpoint, metadata }`; the
+   * checkpoint's `channel_values` hold only the channels marked `true` in `channels`.
    */
-  channels: z.record(z.string(), z.union([z.string().regex(/^[0-9a-f]{64}$/), SerializedSchema]).nullable()),
-  metadata: SerializedSchema,
+  state: SerializedSchema,
+  /**
+   * Each channel's value: `true`, in the checkpoint's state (a JSON primitive, a string of at
+   * most 1,024 characters); another small one inline (its own serialized form); a larger one as
+   * the hex digest of its blob (content-addressed, shared between checkpoints); null: empty.
+   */
+  channels: z.record(z.string(), z.union([z.literal(true), z.string().regex(/^[0-9a-f]{64}$/), SerializedSchema]).nullable()),
 });
 /** A checkpoint document's value. */
 export type CheckpointDocument = z.infer<typeof CheckpointDocumentSchema>;
