@@ -588,7 +588,7 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
   }
 
   #observedKey(threadId: string, namespace: string): string {
-    return `${encodeSegment(threadId)}/${encodeSegment(namespace)}`;
+    return this.#keys.scope(threadId, namespace);
   }
 
   #configOf(threadId: string, namespace: string, checkpointId: string): RunnableConfig {

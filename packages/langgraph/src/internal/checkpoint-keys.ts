@@ -45,14 +45,35 @@ export interface CheckpointKeys {
   blob(threadId: string, namespace: string, blobDigest: string): string[];
   /** The pending-writes log of one checkpoint. */
   writes(threadId: string, namespace: string, checkpointId: string): string[];
+  /** One thread and namespace as a string (`<thread>/<namespace>`, each encoded): a map key. */
+  scope(threadId: string, namespace: string): string;
 }
+
+/** How many threads and namespaces the key builders keep encoded (cleared when full). */
+const ENCODED_SCOPES = 1024;
 
 /** The key builders under `prefix`. */
 export function createCheckpointKeys(prefix: readonly string[]): CheckpointKeys {
   const threads = (): string[] => [...prefix, "threads"];
   const thread = (threadId: string): string[] => [...threads(), encodeSegment(threadId)];
-  const namespaceKey = (threadId: string, namespace: string): string[] => [...thread(threadId), "ns", encodeSegment(namespace)];
+  // Encoding a thread and namespace (base64url, or SHA-256 when long) is done once per scope,
+  // not at every key of every step.
+  const encoded = new Map<string, { key: readonly string[]; scope: string }>();
+  const encodedScope = (threadId: string, namespace: string) => {
+    const id = `${threadId.length}:${threadId}${namespace}`;
+    let entry = encoded.get(id);
+    if (entry === undefined) {
+      if (encoded.size >= ENCODED_SCOPES) encoded.clear();
+      const threadSegment = encodeSegment(threadId);
+      const namespaceSegment = encodeSegment(namespace);
+      entry = { key: [...threads(), threadSegment, "ns", namespaceSegment], scope: `${threadSegment}/${namespaceSegment}` };
+      encoded.set(id, entry);
+    }
+    return entry;
+  };
+  const namespaceKey = (threadId: string, namespace: string): string[] => [...encodedScope(threadId, namespace).key];
   return {
+    scope: (threadId, namespace) => encodedScope(threadId, namespace).scope,
     threads,
     thread,
     checkpoints: (threadId, namespace) => [...namespaceKey(threadId, namespace), "checkpoints"],
