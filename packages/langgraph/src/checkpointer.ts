@@ -69,6 +69,8 @@ function isSmallPrimitive(value: unknown): boolean {
 /** A channel blob to store: content-addressed, so an existing one is the same bytes. */
 interface BlobWrite {
   key: string[];
+  /** Its key in the saver's blob cache: `<scope>/<digest>`. */
+  cacheKey: string;
   value: Serialized;
 }
 
@@ -205,7 +207,9 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
     for (const metas of groups.values()) {
       metas.sort((left, right) => ((left.key.at(-1) ?? "") < (right.key.at(-1) ?? "") ? -1 : 1));
       // Which checkpoints of the namespace have pending writes: one listing, not a read each.
-      const writeLogs = new Set((await unwrap(this.#store.logs.list([...metas[0]!.key.slice(0, -2), "writes"]))).map((key) => key.join("/")));
+      const writesPrefix = [...metas[0]!.key.slice(0, -2), "writes"];
+      const logs = await unwrap(this.#store.logs.list(writesPrefix));
+      const writeLogs = new Set(logs.filter((key) => key.length === writesPrefix.length + 1).map((key) => key.at(-1)!));
       // Newest first: read chunks from the end, each at once, and yield each newest first.
       let end = metas.length;
       while (end > 0) {
@@ -321,7 +325,7 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
       if (outcome.isOk()) {
         this.#observed.set(this.#observedKey(threadId, namespace), { checkpointId, version: outcome.value.at(-1)!.version });
         this.#rememberCheckpoint(key, document);
-        for (const blob of blobs) this.#rememberBlob(blob.key, blob.value);
+        for (const blob of blobs) this.#rememberBlob(blob.cacheKey, blob.value);
         return true;
       }
       const { code, details } = outcome.error;
@@ -376,7 +380,7 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
     }
     this.#observed.set(observedKey, { checkpointId, version: moved.value.version });
     this.#rememberCheckpoint(key, document);
-    for (const blob of blobs) this.#rememberBlob(blob.key, blob.value);
+    for (const blob of blobs) this.#rememberBlob(blob.cacheKey, blob.value);
     return this.#configOf(threadId, namespace, checkpointId);
   }
 
@@ -450,7 +454,7 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
     const observedPrefix = `${encodeSegment(threadId)}/`;
     for (const key of this.#observed.keys()) if (key.startsWith(observedPrefix)) this.#observed.delete(key);
     this.#documents.deletePrefix(`${prefix.join("/")}/`);
-    this.#blobs.deletePrefix(`${prefix.join("/")}/`);
+    this.#blobs.deletePrefix(observedPrefix);
   }
 
   /**
@@ -504,7 +508,7 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
         }
         const blobDigest = digest(blob).slice("sha256:".length);
         channels[channel] = blobDigest;
-        blobs.push({ key: this.#keys.blob(threadId, namespace, blobDigest), value: blob });
+        blobs.push({ key: this.#keys.blob(threadId, namespace, blobDigest), cacheKey: this.#blobCacheKey(threadId, namespace, blobDigest), value: blob });
       }),
     );
     return { channels, blobs, inline };
@@ -554,8 +558,12 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
     this.#documents.set(key.join("/"), document, document.state.data.length + 256);
   }
 
-  #rememberBlob(key: string[], blob: Serialized): void {
-    this.#blobs.set(key.join("/"), blob, blob.data.length + 64);
+  #rememberBlob(cacheKey: string, blob: Serialized): void {
+    this.#blobs.set(cacheKey, blob, blob.data.length + 64);
+  }
+
+  #blobCacheKey(threadId: string, namespace: string, blobDigest: string): string {
+    return `${this.#keys.scope(threadId, namespace)}/${blobDigest}`;
   }
 
   async #readChannels(document: CheckpointDocument): Promise<Record<string, unknown>> {
@@ -567,12 +575,13 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
           values[channel] = await this.serde.loadsTyped(blobDigest.type, fromSerialized(blobDigest));
           return;
         }
-        const key = this.#keys.blob(document.threadId, document.namespace, blobDigest);
-        const cached = this.#blobs.get(key.join("/"));
+        const cacheKey = this.#blobCacheKey(document.threadId, document.namespace, blobDigest);
+        const cached = this.#blobs.get(cacheKey);
         if (cached) {
           values[channel] = await this.serde.loadsTyped(cached.type, fromSerialized(cached));
           return;
         }
+        const key = this.#keys.blob(document.threadId, document.namespace, blobDigest);
         const stored = await unwrap(this.#store.docs.get(key));
         if (!stored) {
           throw new KeelError("corrupt", `checkpoint ${document.checkpointId} refers to channel "${channel}" blob ${key.join("/")}, which is missing`, {
@@ -580,7 +589,7 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
           });
         }
         const blob = parseStored(SerializedSchema, stored.value, `blob ${key.join("/")}`);
-        this.#rememberBlob(key, blob);
+        this.#rememberBlob(cacheKey, blob);
         values[channel] = await this.serde.loadsTyped(blob.type, fromSerialized(blob));
       }),
     );
@@ -620,8 +629,8 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
   }
 
   /**
-   * A stored checkpoint as LangGraph's tuple; `writeLogs`, when given, are the pending-write
-   * logs known to exist; `readWrites`, its pending writes already being read; `loaded`, its
+   * A stored checkpoint as LangGraph's tuple; `writeLogs`, when given, are the checkpoint ids
+   * of its namespace known to have pending writes; `readWrites`, its pending writes already being read; `loaded`, its
    * state already deserialized.
    */
   async #toTuple(
@@ -632,7 +641,7 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
   ): Promise<CheckpointTuple> {
     const { threadId, namespace, checkpointId, parentCheckpointId } = document;
     const { checkpoint, metadata } = loaded ?? (await this.#loadState(document));
-    const hasWrites = writeLogs === undefined || writeLogs.has(this.#keys.writes(threadId, namespace, checkpointId).join("/"));
+    const hasWrites = writeLogs === undefined || writeLogs.has(checkpointId);
     const [channelValues, writes] = await Promise.all([
       this.#readChannels(document),
       readWrites ?? (hasWrites ? this.#readWrites(threadId, namespace, checkpointId) : []),
