@@ -102,11 +102,17 @@ export async function writeFileDurably(io: FsIo, target: string, bytes: Uint8Arr
  */
 export function writeFileAtomicSync(io: FsIo, target: string, bytes: Uint8Array): void {
   const staging = temporaryPath(target);
-  const fd = io.openSync(staging, CREATE_EXCLUSIVE, 0o644);
   try {
-    writeAll(io, fd, bytes, 0);
-  } finally {
-    io.closeSync(fd);
+    const fd = io.openSync(staging, CREATE_EXCLUSIVE, 0o644);
+    try {
+      writeAll(io, fd, bytes, 0);
+    } finally {
+      io.closeSync(fd);
+    }
+    io.renameSync(staging, target);
+  } catch (error) {
+    // A failed write leaves no staging file behind.
+    unlinkQuietly(io, staging);
+    throw error;
   }
-  io.renameSync(staging, target);
 }

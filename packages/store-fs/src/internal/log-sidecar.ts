@@ -1,14 +1,11 @@
 import { createHash } from "node:crypto";
-import fs from "node:fs";
 import { endianness } from "node:os";
 import path from "node:path";
 import { crc32 } from "node:zlib";
-import { closeQuietly, isErrno, readAt, unlinkQuietly, writeAll, type FsIo } from "./fs-io.js";
-import { temporaryPath } from "./fs-paths.js";
+import { closeQuietly, isErrno, readAt, type FsIo } from "./fs-io.js";
+import { writeFileAtomicSync } from "./fs-durable-write.js";
 import { parseLine, type ScanStart } from "./log-format.js";
 import type { LogIndex } from "./log-index.js";
-
-const CREATE_EXCLUSIVE = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL;
 
 /**
  * The id sidecar of a log file (under `_keel/logidx/`): a cache, never a source of truth, so
@@ -288,7 +285,6 @@ export function saveSidecar(io: FsIo, target: string, index: LogIndex, fd: numbe
   }
   // Not tried again until the log outgrows this point, whether or not the write succeeds.
   index.sidecarEnd = end;
-  let staging: string | undefined;
   try {
     try {
       io.mkdirSync(path.dirname(target));
@@ -296,16 +292,8 @@ export function saveSidecar(io: FsIo, target: string, index: LogIndex, fd: numbe
       if (!isErrno(error, "EEXIST")) throw error;
     }
     const bytes = encodeSidecar({ headerHash: headerHash(index.headerBytes), end, lastSeq: index.firstSeq + count - 1, lastUnsynced, lengths, table });
-    staging = temporaryPath(target);
-    const staged = io.openSync(staging, CREATE_EXCLUSIVE, 0o644);
-    try {
-      writeAll(io, staged, bytes, 0);
-    } finally {
-      io.closeSync(staged);
-    }
-    io.renameSync(staging, target);
+    writeFileAtomicSync(io, target, bytes);
   } catch {
-    // best effort: a cache (a new instance scans the log instead); no staging file left behind
-    unlinkQuietly(io, staging);
+    // best effort: a cache (a new instance scans the log instead); the write leaves no staging file behind
   }
 }
