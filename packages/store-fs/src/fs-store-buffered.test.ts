@@ -1,13 +1,9 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import type { KeelStore } from "@keel/store";
 import { errOf, okValue } from "@keel/testkit";
-import { afterEach, describe, expect, it } from "vitest";
-import type { FsStoreWarning } from "./fs-store-options.js";
-import { nodeFsIo, type FsIo } from "./internal/fs-io.js";
+import { describe, expect, it } from "vitest";
 import { BACKGROUND_SYNC_MS } from "./internal/log-sync.js";
-import { openFsStore } from "./internal/open-fs-store.js";
+import { useCountedStores } from "./__fixtures__/counted-stores.js";
 
 /**
  * Buffered appends (`durable: false`): acknowledged without fdatasync, synced in the background,
@@ -16,49 +12,12 @@ import { openFsStore } from "./internal/open-fs-store.js";
  * unwritten pages leave them, then a new store instance opens the log.
  */
 
-const made: string[] = [];
-const stores: KeelStore[] = [];
-afterEach(async () => {
-  for (const store of stores.splice(0)) await store.close();
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-/** The real file system, counting completed fsync/fdatasync calls and the bytes read from files. */
-function countingIo(): FsIo & { syncs: () => number; bytesRead: () => number } {
-  let syncs = 0;
-  let bytes = 0;
-  return {
-    ...nodeFsIo,
-    fsync: (fd) => nodeFsIo.fsync(fd).then(() => void (syncs += 1)),
-    fdatasync: (fd) => nodeFsIo.fdatasync(fd).then(() => void (syncs += 1)),
-    readSync: (fd, buffer, offset, length, position) => {
-      const count = nodeFsIo.readSync(fd, buffer, offset, length, position);
-      bytes += count;
-      return count;
-    },
-    syncs: () => syncs,
-    bytesRead: () => bytes,
-  };
-}
+const { tempDir, open } = useCountedStores("keel-fs-buffered-");
 
 /** Waits until `done()` (polled), at most 10 s: the background sync runs after {@link BACKGROUND_SYNC_MS} on a loaded machine. */
 async function waitFor(done: () => boolean): Promise<void> {
   const until = Date.now() + 10_000;
   while (!done() && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
-}
-
-function tempDir(): string {
-  const dir = mkdtempSync(path.join(tmpdir(), "keel-fs-buffered-"));
-  made.push(dir);
-  return dir;
-}
-
-function open(dir: string) {
-  const io = countingIo();
-  const warnings: FsStoreWarning[] = [];
-  const store = openFsStore({ dir, onWarning: (warning) => warnings.push(warning) }, io);
-  stores.push(store);
-  return { io, store, warnings };
 }
 
 const LOG = ["runs", "r1"];

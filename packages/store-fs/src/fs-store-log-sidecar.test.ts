@@ -1,57 +1,23 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { KeelStore } from "@keel/store";
 import { errOf, okValue } from "@keel/testkit";
-import { afterEach, describe, expect, it } from "vitest";
-import type { FsStoreWarning } from "./fs-store-options.js";
+import { describe, expect, it } from "vitest";
 import { nodeFsIo, type FsIo } from "./internal/fs-io.js";
 import { buildIdTable, decodeSidecar, eachIdEntry, encodeSidecar, idHash } from "./internal/log-sidecar.js";
 import { openFsStore } from "./internal/open-fs-store.js";
+import { useCountedStores } from "./__fixtures__/counted-stores.js";
 
 /**
  * The id sidecar of a big log (`_keel/logidx/`): a new store instance's first append loads it
  * instead of scanning the whole log for its ids, and trusts it only when every check passes.
  */
 
-const made: string[] = [];
-const stores: KeelStore[] = [];
-afterEach(async () => {
-  for (const store of stores.splice(0)) await store.close();
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-/** The real file system, counting the bytes read from files. */
-function countingIo(): FsIo & { bytesRead: () => number } {
-  let bytes = 0;
-  return {
-    ...nodeFsIo,
-    readSync: (fd, buffer, offset, length, position) => {
-      const count = nodeFsIo.readSync(fd, buffer, offset, length, position);
-      bytes += count;
-      return count;
-    },
-    bytesRead: () => bytes,
-  };
-}
+const { tempDir, open, track } = useCountedStores("keel-fs-log-sidecar-");
 
 const LOG = ["runs", "big"];
 const RECORDS = 4_000;
 const record = (index: number) => ({ index, text: "r".repeat(180) });
-
-function tempDir(): string {
-  const dir = mkdtempSync(path.join(tmpdir(), "keel-fs-log-sidecar-"));
-  made.push(dir);
-  return dir;
-}
-
-function open(dir: string) {
-  const io = countingIo();
-  const warnings: FsStoreWarning[] = [];
-  const store = openFsStore({ dir, onWarning: (warning) => warnings.push(warning) }, io);
-  stores.push(store);
-  return { io, store, warnings };
-}
 
 const fileOf = (dir: string) => path.join(dir, "runs", "big.jsonl");
 const sidecarDirOf = (dir: string) => path.join(dir, "_keel", "logidx");
@@ -252,7 +218,7 @@ describe("the id sidecar of a big log", () => {
       },
     };
     const writer = openFsStore({ dir }, failing);
-    stores.push(writer);
+    track(writer);
     await fill(writer, "r", 0, RECORDS);
     expect(sidecarOf(dir)).toBeUndefined();
     // No staging file is left behind either.

@@ -1,41 +1,18 @@
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { appendFileSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import type { KeelStore } from "@keel/store";
 import { errOf, okValue } from "@keel/testkit";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createFsStore } from "./index.js";
-import { nodeFsIo, type FsIo } from "./internal/fs-io.js";
-import { openFsStore } from "./internal/open-fs-store.js";
+import { useCountedStores } from "./__fixtures__/counted-stores.js";
 
-const made: string[] = [];
-const stores: KeelStore[] = [];
-afterEach(async () => {
-  for (const store of stores.splice(0)) await store.close();
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-/** The real file system, counting the bytes read from files (`readSync`; whole-file reads are not used for logs). */
-function countingIo(): FsIo & { bytesRead: () => number } {
-  let bytes = 0;
-  return {
-    ...nodeFsIo,
-    readSync: (fd, buffer, offset, length, position) => {
-      const count = nodeFsIo.readSync(fd, buffer, offset, length, position);
-      bytes += count;
-      return count;
-    },
-    bytesRead: () => bytes,
-  };
-}
+const { tempDir, open } = useCountedStores("keel-fs-log-tail-");
 
 const RECORDS = 4_000;
 const record = (index: number) => ({ index, text: "r".repeat(180) });
 
 /** A log of 4,000 records of ~250 bytes (about 1 MB) in batches of 100, written by a store that is then closed. */
 async function bigLog(): Promise<{ dir: string; file: string }> {
-  const dir = mkdtempSync(path.join(tmpdir(), "keel-fs-log-tail-"));
-  made.push(dir);
+  const dir = tempDir();
   const writer = createFsStore({ dir });
   for (let start = 0; start < RECORDS; start += 100) {
     await okValue(writer.logs.append(["runs", "big"], Array.from({ length: 100 }, (_, offset) => ({ id: `r${start + offset}`, value: record(start + offset) }))));
@@ -45,9 +22,7 @@ async function bigLog(): Promise<{ dir: string; file: string }> {
 }
 
 function reopen(dir: string) {
-  const io = countingIo();
-  const store = openFsStore({ dir }, io);
-  stores.push(store);
+  const { io, store } = open(dir);
   return { io, store };
 }
 
