@@ -239,9 +239,13 @@ export function saveSidecar(io: FsIo, target: string, index: LogIndex, fd: numbe
   let count = offsets.length;
   let end = index.committedEnd;
   let lastUnsynced = index.lastUnsynced;
-  if (index.durableEnd < index.committedEnd) {
-    end = index.durableEnd;
-    if (fd === undefined || end < SIDECAR_MIN_BYTES) return;
+  const unsynced = index.durableEnd < index.committedEnd;
+  if (unsynced) end = index.durableEnd;
+  // Cheap checks first: this runs after every refresh and synced append of a log.
+  if (end < SIDECAR_MIN_BYTES) return;
+  if (index.sidecarEnd > 0 && end - index.sidecarEnd < Math.max(SIDECAR_MIN_GAP, index.sidecarEnd / SIDECAR_GROWTH)) return;
+  if (unsynced) {
+    if (fd === undefined) return;
     // The records before `end`: `end` must be a line start (or the committed end) after an end line.
     let low = 0;
     let high = offsets.length;
@@ -257,8 +261,6 @@ export function saveSidecar(io: FsIo, target: string, index: LogIndex, fd: numbe
     if (parsed.kind !== "record" || !parsed.end || parsed.record.seq !== index.firstSeq + count - 1) return;
     lastUnsynced = parsed.durableTo !== undefined;
   }
-  if (end < SIDECAR_MIN_BYTES) return;
-  if (index.sidecarEnd > 0 && end - index.sidecarEnd < Math.max(SIDECAR_MIN_GAP, index.sidecarEnd / SIDECAR_GROWTH)) return;
   const coveredCount = index.covered?.count ?? 0;
   if (coveredCount > count) return;
   // Every position once: the sidecar's own entries, then the ids scanned or appended after them.
