@@ -1,7 +1,7 @@
 import { KeelError, canonicalJson, isCount, isPlainObjectOf, isSafeName, parseSafeName, utf8Bytes, validate, validateFast, type JsonValue } from "@keel/core";
 import { err, ok, type Result } from "neverthrow";
 import { z } from "zod";
-import type { DeleteCondition, Fence, Key, LogRecordInput, PutCondition } from "./ports.js";
+import type { AppendOptions, DeleteCondition, Fence, Key, LogRecordInput, PutCondition } from "./ports.js";
 
 /** The most segments a key may have. */
 export const MAX_KEY_DEPTH = 16;
@@ -175,7 +175,7 @@ export function validateAppend(
   records: unknown,
   options: unknown,
   maxBytes: number,
-): Result<{ records: EncodedRecord[]; options: { expectedSeq?: number; fence?: Fence; durable?: boolean } }, KeelError> {
+): Result<{ records: EncodedRecord[]; options: AppendOptions }, KeelError> {
   const parsedOptions = validate(AppendOptionsSchema, options, "append options");
   if (parsedOptions.isErr()) return err(parsedOptions.error);
   if (!Array.isArray(records)) {
@@ -214,7 +214,7 @@ export function validateAppend(
     byId.set(id.value, entry);
     out.push(entry);
   }
-  return ok({ records: out, options: (parsedOptions.value ?? {}) as { expectedSeq?: number; fence?: Fence; durable?: boolean } });
+  return ok({ records: out, options: (parsedOptions.value ?? {}) as AppendOptions });
 }
 
 const ReadOptionsSchema = z

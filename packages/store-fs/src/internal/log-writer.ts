@@ -1,5 +1,5 @@
 import path from "node:path";
-import { type AppendResult, type Fence } from "@keel/store";
+import { type AppendOptions, type AppendResult, type Fence } from "@keel/store";
 import { keyPath, type EncodedRecord } from "@keel/store/kit";
 import { leaseFloor, type FsContext } from "./fs-context.js";
 import { fenceResources } from "./fs-leases.js";
@@ -16,7 +16,7 @@ interface LogQueue {
 
 /** Writes to logs. */
 export interface LogWriter {
-  append(key: string[], records: EncodedRecord[], options: { expectedSeq?: number; fence?: Fence; durable?: boolean }): Promise<AppendResult>;
+  append(key: string[], records: EncodedRecord[], options: AppendOptions): Promise<AppendResult>;
   delete(key: string[], fence: Fence | undefined): Promise<boolean>;
 }
 
