@@ -4,7 +4,7 @@ import {
   TASKS,
   WRITES_IDX_MAP,
   compareWritesSortKeys,
-    getCheckpointId,
+  getCheckpointId,
   maxChannelVersion,
   writesSortKey,
   type ChannelVersions,
