@@ -1,7 +1,7 @@
 import { KeelError } from "@keel/core";
 import { createMemoryStore } from "@keel/store";
-import { emptyCheckpoint, uuid6, type Checkpoint } from "@langchain/langgraph-checkpoint";
-import { describe, expect, it } from "vitest";
+import { JsonPlusSerializer, emptyCheckpoint, uuid6, type Checkpoint } from "@langchain/langgraph-checkpoint";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { createKeelCheckpointer } from "./index.js";
 
 const metadata = { source: "loop" as const, step: 0, parents: {} };
@@ -157,5 +157,43 @@ describe("createKeelCheckpointer", () => {
     }
     const keys = (await store.docs.list(["langgraph"])).unwrapOr({ items: [] }).items.map((meta) => meta.key);
     expect(keys.every((key) => key[0] === "langgraph" && key[1] === "threads")).toBe(true);
+  });
+  it("reads plain JSON values without the serializer's walk, and still revives what it wrote", async () => {
+    const store = createMemoryStore();
+    const saver = createKeelCheckpointer({ store });
+    const messages = Array.from({ length: 10 }, (_, index) => ({ role: "user", content: `message ${index} ${"x".repeat(200)}` }));
+    const plain = await saver.put({ configurable: { thread_id: "plain" } }, checkpoint({ messages, step: 1 }), metadata, { messages: 1, step: 1 });
+    await saver.putWrites(plain, [["answer", { text: "ok" }]], "task-1");
+    const loads = vi.spyOn(JsonPlusSerializer.prototype, "loadsTyped");
+    onTestFinished(() => loads.mockRestore());
+    const tuple = await createKeelCheckpointer({ store }).getTuple(plain);
+    const read = await saver.getTuple(plain);
+    expect(tuple?.checkpoint.channel_values).toEqual({ messages, step: 1 });
+    expect(read?.checkpoint.channel_values).toEqual({ messages, step: 1 });
+    expect(read?.pendingWrites).toEqual([["task-1", "answer", { text: "ok" }]]);
+    expect(loads).not.toHaveBeenCalled();
+    // Values the serializer encodes as records (a Set, undefined inside an object) are revived by it.
+    const revived = await saver.put({ configurable: { thread_id: "revived" } }, checkpoint({ tags: new Set(["a"]), box: { gone: undefined, x: 1 } }), metadata, { tags: 1, box: 1 });
+    const values = (await createKeelCheckpointer({ store }).getTuple(revived))?.checkpoint.channel_values ?? {};
+    expect(values.tags).toEqual(new Set(["a"]));
+    expect(values.box).toEqual({ x: 1 });
+    expect(Object.hasOwn(values.box as object, "gone")).toBe(true);
+    expect(loads).toHaveBeenCalled();
+  });
+
+  it("hands every stored value to a serializer of the caller's own", async () => {
+    class CountingSerializer extends JsonPlusSerializer {
+      loads = 0;
+      override async loadsTyped(type: string, data: Uint8Array | string): Promise<unknown> {
+        this.loads += 1;
+        return super.loadsTyped(type, data);
+      }
+    }
+    const serde = new CountingSerializer();
+    const store = createMemoryStore();
+    const config = await createKeelCheckpointer({ store, serde }).put({ configurable: { thread_id: "t" } }, checkpoint({ note: { text: "x".repeat(2_000) } }), metadata, { note: 1 });
+    const tuple = await createKeelCheckpointer({ store, serde }).getTuple(config);
+    expect(tuple?.checkpoint.channel_values).toEqual({ note: { text: "x".repeat(2_000) } });
+    expect(serde.loads).toBe(2); // the checkpoint's own state, then the channel's blob
   });
 });

@@ -1,6 +1,7 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
 import {
   BaseCheckpointSaver,
+  JsonPlusSerializer,
   TASKS,
   WRITES_IDX_MAP,
   compareWritesSortKeys,
@@ -28,6 +29,7 @@ import {
   SerializedSchema,
   WriteRecordSchema,
   fromSerialized,
+  isPlainJsonText,
   parseStored,
   toSerialized,
   type CheckpointDocument,
@@ -136,6 +138,8 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
   readonly #blobs = new BoundedCache<Serialized>(CACHE_CHARS);
   /** The inline channel values of checkpoint documents this saver wrote or deserialized (primitives: safe to share). */
   readonly #inlineValues = new WeakMap<CheckpointDocument, Record<string, unknown>>();
+  /** The serializer is LangGraph's own `JsonPlusSerializer`, not a subclass or another one (see {@link KeelCheckpointSaver.#load}). */
+  readonly #defaultSerde: boolean;
 
   /** Use {@link createKeelCheckpointer}. */
   constructor(options: KeelCheckpointerOptions) {
@@ -146,6 +150,17 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
     super(options.serde);
     this.#store = options.store;
     this.#keys = createCheckpointKeys(options.prefix ?? ["langgraph"]);
+    this.#defaultSerde = Object.getPrototypeOf(this.serde) === JsonPlusSerializer.prototype;
+  }
+
+  /**
+   * A stored value, deserialized. Under LangGraph's own serializer, JSON text in which nothing
+   * can be revived (see {@link isPlainJsonText}) is what `JSON.parse` gives: the serializer's
+   * walk over every node (a promise each) is skipped. Any other serializer is always called.
+   */
+  #load(serialized: Serialized): unknown {
+    if (this.#defaultSerde && serialized.type === "json" && serialized.encoding === "utf8" && isPlainJsonText(serialized.data)) return JSON.parse(serialized.data);
+    return this.serde.loadsTyped(serialized.type, fromSerialized(serialized));
   }
 
   /** Reads one checkpoint (by `checkpoint_id`) or the thread's latest, with its pending writes. */
@@ -527,7 +542,7 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
    * values) and metadata; the inline values are remembered for a `put` continuing from it.
    */
   async #loadState(document: CheckpointDocument): Promise<{ checkpoint: Checkpoint; metadata: CheckpointMetadata }> {
-    const loaded: unknown = await this.serde.loadsTyped(document.state.type, fromSerialized(document.state));
+    const loaded: unknown = await this.#load(document.state);
     const state = loaded as { checkpoint?: Checkpoint; metadata?: CheckpointMetadata } | null;
     if (typeof state !== "object" || state === null || typeof state.checkpoint !== "object" || state.checkpoint === null || typeof state.metadata !== "object") {
       throw new KeelError("corrupt", `stored LangGraph checkpoint ${document.checkpointId} does not deserialize to { checkpoint, metadata }`, {
@@ -572,13 +587,13 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
       Object.entries(document.channels).map(async ([channel, blobDigest]) => {
         if (blobDigest === null || blobDigest === true) return; // empty; in the checkpoint's own state
         if (typeof blobDigest !== "string") {
-          values[channel] = await this.serde.loadsTyped(blobDigest.type, fromSerialized(blobDigest));
+          values[channel] = await this.#load(blobDigest);
           return;
         }
         const cacheKey = this.#blobCacheKey(document.threadId, document.namespace, blobDigest);
         const cached = this.#blobs.get(cacheKey);
         if (cached) {
-          values[channel] = await this.serde.loadsTyped(cached.type, fromSerialized(cached));
+          values[channel] = await this.#load(cached);
           return;
         }
         const key = this.#keys.blob(document.threadId, document.namespace, blobDigest);
@@ -590,7 +605,7 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
         }
         const blob = parseStored(SerializedSchema, stored.value, `blob ${key.join("/")}`);
         this.#rememberBlob(cacheKey, blob);
-        values[channel] = await this.serde.loadsTyped(blob.type, fromSerialized(blob));
+        values[channel] = await this.#load(blob);
       }),
     );
     return values;
@@ -650,7 +665,7 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
     if (checkpoint.v < 4 && parentCheckpointId !== undefined) await this.#migratePendingSends(checkpoint, threadId, namespace, parentCheckpointId);
     const pendingWrites: CheckpointPendingWrite[] = await Promise.all(
       writes.map(
-        async (write): Promise<CheckpointPendingWrite> => [write.taskId, write.channel, await this.serde.loadsTyped(write.value.type, fromSerialized(write.value))],
+        async (write): Promise<CheckpointPendingWrite> => [write.taskId, write.channel, await this.#load(write.value)],
       ),
     );
     const tuple: CheckpointTuple = {
@@ -668,7 +683,7 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
     const sends = await Promise.all(
       (await this.#readWrites(threadId, namespace, parentCheckpointId))
         .filter((write) => write.channel === TASKS)
-        .map(async (write) => this.serde.loadsTyped(write.value.type, fromSerialized(write.value))),
+        .map(async (write) => this.#load(write.value)),
     );
     checkpoint.channel_values ??= {};
     checkpoint.channel_values[TASKS] = sends;

@@ -60,6 +60,17 @@ export function fromSerialized(serialized: Serialized): Uint8Array | string {
   return serialized.encoding === "utf8" ? serialized.data : new Uint8Array(Buffer.from(serialized.data, "base64"));
 }
 
+/**
+ * True when LangGraph's `JsonPlusSerializer` would load `text` as exactly `JSON.parse(text)`:
+ * everything it revives (undefined, Set, Map, RegExp, Error, bytes, delta snapshots, LangChain
+ * objects) is an object with an `"lc"` key, and the text has no such key, no `\u` escape
+ * (which could spell one) and no `"__proto__"` key (which its walk would assign as a prototype).
+ * A false answer only means "let the serializer decide".
+ */
+export function isPlainJsonText(text: string): boolean {
+  return !text.includes('"lc"') && !text.includes("\\u") && !text.includes('"__proto__"');
+}
+
 /** Parses a stored value with `schema`, or throws `corrupt` naming where it lives. */
 export function parseStored<T>(schema: z.ZodType<T>, value: JsonValue, location: string): T {
   const parsed = schema.safeParse(value);
