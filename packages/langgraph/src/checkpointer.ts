@@ -37,6 +37,12 @@ import {
   type WriteRecord,
 } from "./internal/checkpoint-records.js";
 
+/** A checkpoint document's state, deserialized. */
+interface LoadedState {
+  checkpoint: Checkpoint;
+  metadata: CheckpointMetadata;
+}
+
 /** What this saver last saw as the head of a thread and namespace (`version` 0: no head yet). */
 interface ObservedHead {
   checkpointId: string | undefined;
@@ -76,10 +82,12 @@ interface BlobWrite {
   value: Serialized;
 }
 
-async function unwrap<T>(result: ResultAsync<T, KeelError>): Promise<T> {
-  const settled = await result;
-  if (settled.isErr()) throw settled.error;
-  return settled.value;
+/** A store call's value, or its error thrown (one promise: `ResultAsync.then` is its own promise's `then`). */
+function unwrap<T>(result: ResultAsync<T, KeelError>): Promise<T> {
+  return result.then((settled) => {
+    if (settled.isErr()) throw settled.error;
+    return settled.value;
+  }) as Promise<T>;
 }
 
 function configurableString(config: RunnableConfig, field: string): string | undefined {
@@ -154,13 +162,20 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
   }
 
   /**
-   * A stored value, deserialized. Under LangGraph's own serializer, JSON text in which nothing
-   * can be revived (see {@link isPlainJsonText}) is what `JSON.parse` gives: the serializer's
-   * walk over every node (a promise each) is skipped. Any other serializer is always called.
+   * A stored value, deserialized at once when it can be: under LangGraph's own serializer, JSON
+   * text in which nothing can be revived (see {@link isPlainJsonText}) is what `JSON.parse`
+   * gives, so the serializer's walk over every node (a promise each) is skipped. Undefined when
+   * the serializer must decide ({@link KeelCheckpointSaver.#load}); any other serializer always does.
    */
-  #load(serialized: Serialized): unknown {
-    if (this.#defaultSerde && serialized.type === "json" && serialized.encoding === "utf8" && isPlainJsonText(serialized.data)) return JSON.parse(serialized.data);
-    return this.serde.loadsTyped(serialized.type, fromSerialized(serialized));
+  #loadNow(serialized: Serialized): { value: unknown } | undefined {
+    if (this.#defaultSerde && serialized.type === "json" && serialized.encoding === "utf8" && isPlainJsonText(serialized.data)) return { value: JSON.parse(serialized.data) };
+    return undefined;
+  }
+
+  /** A stored value, deserialized: at once when {@link KeelCheckpointSaver.#loadNow} can, else by the serializer. */
+  async #load(serialized: Serialized): Promise<unknown> {
+    const now = this.#loadNow(serialized);
+    return now === undefined ? this.serde.loadsTyped(serialized.type, fromSerialized(serialized)) : now.value;
   }
 
   /** Reads one checkpoint (by `checkpoint_id`) or the thread's latest, with its pending writes. */
@@ -189,7 +204,8 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
       if (checkpointId === expected) writes = speculative;
     }
     // The head, just read, names a checkpoint that never changes: a cached copy is current.
-    const document = await this.#readCheckpoint(this.#keys.checkpoint(threadId, namespace, checkpointId), fromHead);
+    const key = this.#keys.checkpoint(threadId, namespace, checkpointId);
+    const document = (fromHead ? this.#documents.get(key.join("/")) : undefined) ?? (await this.#readCheckpoint(key));
     return document === undefined ? undefined : this.#toTuple(document, undefined, writes);
   }
 
@@ -232,7 +248,7 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
         const start = Math.max(0, end - (remaining === undefined ? LIST_PAGE : Math.min(LIST_PAGE, remaining)));
         const documents = await this.#readListed(metas, start, end);
         end = start;
-        const tuples = await Promise.all(documents.reverse().map(async (document) => (document === undefined ? undefined : this.#listed(document, filter, writeLogs))));
+        const tuples = await Promise.all(documents.reverse().map((document) => (document === undefined ? undefined : this.#listed(document, filter, writeLogs))));
         for (const tuple of tuples) {
           if (tuple === undefined) continue;
           if (remaining !== undefined && remaining <= 0) return;
@@ -275,7 +291,8 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
 
   /** One listed checkpoint as a tuple, or undefined when not matching `filter`. */
   async #listed(document: CheckpointDocument, filter: Record<string, unknown> | undefined, writeLogs: ReadonlySet<string>): Promise<CheckpointTuple | undefined> {
-    const state = await this.#loadState(document);
+    const loaded = this.#loadState(document);
+    const state = loaded instanceof Promise ? await loaded : loaded;
     if (filter) {
       const metadata = state.metadata as Record<string, unknown>;
       if (!Object.entries(filter).every(([name, value]) => metadata[name] === value)) return undefined;
@@ -308,7 +325,7 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
       channels,
     };
     this.#inlineValues.set(document, inline);
-    if (parentCheckpointId !== undefined) await this.#checkParentWrites(threadId, namespace, parentCheckpointId);
+    if (parentCheckpointId !== undefined && (this.#writesInFlight.size > 0 || this.#lostWrites.size > 0)) await this.#checkParentWrites(threadId, namespace, parentCheckpointId);
     const observed = this.#observed.get(this.#observedKey(threadId, namespace));
     // Continuing from the head this saver saw: one atomic batch, its head write checked by CAS.
     if (observed !== undefined && observed.checkpointId === parentCheckpointId && (await this.#putBatched(document, blobs, observed))) {
@@ -490,42 +507,45 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
     const inline: Record<string, unknown> = {};
     const changed = newVersions ?? {};
     if (parentCheckpointId !== undefined) {
-      const parent = await this.#readCheckpoint(this.#keys.checkpoint(threadId, namespace, parentCheckpointId), true);
+      const key = this.#keys.checkpoint(threadId, namespace, parentCheckpointId);
+      const parent = this.#documents.get(key.join("/")) ?? (await this.#readCheckpoint(key));
       if (parent) {
         let parentInline: Record<string, unknown> | undefined;
         for (const [channel, entry] of Object.entries(parent.channels)) {
           if (channel in changed) continue;
           channels[channel] = entry;
           if (entry !== true) continue;
-          parentInline ??= await this.#inlineOf(parent);
+          parentInline ??= this.#inlineValues.get(parent) ?? (await this.#inlineOf(parent));
           inline[channel] = parentInline[channel];
         }
       }
     }
     const blobs: BlobWrite[] = [];
-    await Promise.all(
-      Object.keys(changed).map(async (channel) => {
-        const value = values !== undefined && channel in values ? values[channel] : undefined;
-        if (value === undefined) {
-          channels[channel] = null;
-          return;
-        }
-        if (isSmallPrimitive(value)) {
-          channels[channel] = true;
-          inline[channel] = value;
-          return;
-        }
-        const [type, bytes] = await this.serde.dumpsTyped(value);
-        const blob = toSerialized(type, bytes);
-        if (blob.data.length <= INLINE_MAX_CHARS) {
-          channels[channel] = blob;
-          return;
-        }
-        const blobDigest = digest(blob).slice("sha256:".length);
-        channels[channel] = blobDigest;
-        blobs.push({ key: this.#keys.blob(threadId, namespace, blobDigest), cacheKey: this.#blobCacheKey(threadId, namespace, blobDigest), value: blob });
-      }),
-    );
+    // Small primitives need no serializer call: only the other changed values are awaited.
+    const serialized: Promise<void>[] = [];
+    for (const channel of Object.keys(changed)) {
+      const value = values !== undefined && channel in values ? values[channel] : undefined;
+      if (value === undefined) {
+        channels[channel] = null;
+      } else if (isSmallPrimitive(value)) {
+        channels[channel] = true;
+        inline[channel] = value;
+      } else {
+        serialized.push(
+          this.serde.dumpsTyped(value).then(([type, bytes]) => {
+            const blob = toSerialized(type, bytes);
+            if (blob.data.length <= INLINE_MAX_CHARS) {
+              channels[channel] = blob;
+              return;
+            }
+            const blobDigest = digest(blob).slice("sha256:".length);
+            channels[channel] = blobDigest;
+            blobs.push({ key: this.#keys.blob(threadId, namespace, blobDigest), cacheKey: this.#blobCacheKey(threadId, namespace, blobDigest), value: blob });
+          }),
+        );
+      }
+    }
+    if (serialized.length > 0) await Promise.all(serialized);
     return { channels, blobs, inline };
   }
 
@@ -539,10 +559,16 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
 
   /**
    * A checkpoint document's state, deserialized: its checkpoint (with only its inline channel
-   * values) and metadata; the inline values are remembered for a `put` continuing from it.
+   * values) and metadata; the inline values are remembered for a `put` continuing from it. At
+   * once (no promise) when {@link KeelCheckpointSaver.#loadNow} reads it; throws `corrupt`.
    */
-  async #loadState(document: CheckpointDocument): Promise<{ checkpoint: Checkpoint; metadata: CheckpointMetadata }> {
-    const loaded: unknown = await this.#load(document.state);
+  #loadState(document: CheckpointDocument): LoadedState | Promise<LoadedState> {
+    const now = this.#loadNow(document.state);
+    return now === undefined ? this.#load(document.state).then((loaded) => this.#checkState(document, loaded)) : this.#checkState(document, now.value);
+  }
+
+  /** A deserialized checkpoint state, checked for its shape (else `corrupt`); its inline values remembered. */
+  #checkState(document: CheckpointDocument, loaded: unknown): LoadedState {
     const state = loaded as { checkpoint?: Checkpoint; metadata?: CheckpointMetadata } | null;
     if (typeof state !== "object" || state === null || typeof state.checkpoint !== "object" || state.checkpoint === null || typeof state.metadata !== "object") {
       throw new KeelError("corrupt", `stored LangGraph checkpoint ${document.checkpointId} does not deserialize to { checkpoint, metadata }`, {
@@ -551,14 +577,15 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
     }
     state.checkpoint.channel_values ??= {};
     if (!this.#inlineValues.has(document)) this.#inlineValues.set(document, { ...state.checkpoint.channel_values });
-    return state as { checkpoint: Checkpoint; metadata: CheckpointMetadata };
+    return state as LoadedState;
   }
 
-  /** A checkpoint document: from the cache when `cached` (it never changes once written), else read (and cached). */
-  async #readCheckpoint(key: string[], cached: boolean): Promise<CheckpointDocument | undefined> {
+  /**
+   * A checkpoint document read from the store (and cached: it never changes once written; a
+   * caller that may use a cached copy looks in `#documents` first, without a promise).
+   */
+  async #readCheckpoint(key: string[]): Promise<CheckpointDocument | undefined> {
     const text = key.join("/");
-    const hit = cached ? this.#documents.get(text) : undefined;
-    if (hit) return hit;
     const stored = await unwrap(this.#store.docs.get(key));
     if (!stored) {
       this.#documents.delete(text);
@@ -581,34 +608,43 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
     return `${this.#keys.scope(threadId, namespace)}/${blobDigest}`;
   }
 
-  async #readChannels(document: CheckpointDocument): Promise<Record<string, unknown>> {
+  /**
+   * The channel values of a checkpoint outside its own state: at once (no promise) when each is
+   * inline or a cached blob that {@link KeelCheckpointSaver.#loadNow} reads, else a promise.
+   */
+  #readChannels(document: CheckpointDocument): Record<string, unknown> | Promise<Record<string, unknown>> {
     const values: Record<string, unknown> = {};
-    await Promise.all(
-      Object.entries(document.channels).map(async ([channel, blobDigest]) => {
-        if (blobDigest === null || blobDigest === true) return; // empty; in the checkpoint's own state
-        if (typeof blobDigest !== "string") {
-          values[channel] = await this.#load(blobDigest);
-          return;
-        }
-        const cacheKey = this.#blobCacheKey(document.threadId, document.namespace, blobDigest);
-        const cached = this.#blobs.get(cacheKey);
-        if (cached) {
-          values[channel] = await this.#load(cached);
-          return;
-        }
-        const key = this.#keys.blob(document.threadId, document.namespace, blobDigest);
-        const stored = await unwrap(this.#store.docs.get(key));
-        if (!stored) {
-          throw new KeelError("corrupt", `checkpoint ${document.checkpointId} refers to channel "${channel}" blob ${key.join("/")}, which is missing`, {
-            details: { checkpointId: document.checkpointId, channel, key: key.join("/") },
-          });
-        }
-        const blob = parseStored(SerializedSchema, stored.value, `blob ${key.join("/")}`);
-        this.#rememberBlob(cacheKey, blob);
-        values[channel] = await this.#load(blob);
-      }),
-    );
-    return values;
+    let pending: Promise<void>[] | undefined;
+    for (const [channel, entry] of Object.entries(document.channels)) {
+      if (entry === null || entry === true) continue; // empty; in the checkpoint's own state
+      const blob = typeof entry === "string" ? this.#blobs.get(this.#blobCacheKey(document.threadId, document.namespace, entry)) : entry;
+      const now = blob === undefined ? undefined : this.#loadNow(blob);
+      if (now !== undefined) {
+        values[channel] = now.value;
+        continue;
+      }
+      (pending ??= []).push(
+        this.#readChannel(document, channel, blob ?? entry).then((value) => {
+          values[channel] = value;
+        }),
+      );
+    }
+    return pending === undefined ? values : Promise.all(pending).then(() => values);
+  }
+
+  /** One channel value of a checkpoint: deserialized by the serializer, or its blob read from the store first. */
+  async #readChannel(document: CheckpointDocument, channel: string, entry: Serialized | string): Promise<unknown> {
+    if (typeof entry !== "string") return this.#load(entry);
+    const key = this.#keys.blob(document.threadId, document.namespace, entry);
+    const stored = await unwrap(this.#store.docs.get(key));
+    if (!stored) {
+      throw new KeelError("corrupt", `checkpoint ${document.checkpointId} refers to channel "${channel}" blob ${key.join("/")}, which is missing`, {
+        details: { checkpointId: document.checkpointId, channel, key: key.join("/") },
+      });
+    }
+    const blob = parseStored(SerializedSchema, stored.value, `blob ${key.join("/")}`);
+    this.#rememberBlob(this.#blobCacheKey(document.threadId, document.namespace, entry), blob);
+    return this.#load(blob);
   }
 
   #observedKey(threadId: string, namespace: string): string {
@@ -652,22 +688,28 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
     document: CheckpointDocument,
     writeLogs?: ReadonlySet<string>,
     readWrites?: Promise<WriteRecord[]>,
-    loaded?: { checkpoint: Checkpoint; metadata: CheckpointMetadata },
+    loaded?: LoadedState,
   ): Promise<CheckpointTuple> {
     const { threadId, namespace, checkpointId, parentCheckpointId } = document;
-    const { checkpoint, metadata } = loaded ?? (await this.#loadState(document));
+    const state = loaded ?? this.#loadState(document);
+    const { checkpoint, metadata } = state instanceof Promise ? await state : state;
     const hasWrites = writeLogs === undefined || writeLogs.has(checkpointId);
-    const [channelValues, writes] = await Promise.all([
-      this.#readChannels(document),
-      readWrites ?? (hasWrites ? this.#readWrites(threadId, namespace, checkpointId) : []),
-    ]);
-    Object.assign(checkpoint.channel_values, channelValues);
+    // Both under way at once; each awaited only when it is a promise.
+    const reading = readWrites ?? (hasWrites ? this.#readWrites(threadId, namespace, checkpointId) : undefined);
+    const channels = this.#readChannels(document);
+    reading?.catch(() => undefined); // awaited below, after the channels
+    Object.assign(checkpoint.channel_values, channels instanceof Promise ? await channels : channels);
+    const writes = reading === undefined ? [] : await reading;
     if (checkpoint.v < 4 && parentCheckpointId !== undefined) await this.#migratePendingSends(checkpoint, threadId, namespace, parentCheckpointId);
-    const pendingWrites: CheckpointPendingWrite[] = await Promise.all(
-      writes.map(
-        async (write): Promise<CheckpointPendingWrite> => [write.taskId, write.channel, await this.#load(write.value)],
-      ),
-    );
+    const pendingWrites: CheckpointPendingWrite[] =
+      writes.length === 0
+        ? []
+        : await Promise.all(
+            writes.map((write): CheckpointPendingWrite | Promise<CheckpointPendingWrite> => {
+              const now = this.#loadNow(write.value);
+              return now === undefined ? this.#load(write.value).then((value) => [write.taskId, write.channel, value]) : [write.taskId, write.channel, now.value];
+            }),
+          );
     const tuple: CheckpointTuple = {
       config: this.#configOf(threadId, namespace, checkpointId),
       checkpoint,
