@@ -196,4 +196,28 @@ describe("createKeelCheckpointer", () => {
     expect(tuple?.checkpoint.channel_values).toEqual({ note: { text: "x".repeat(2_000) } });
     expect(serde.loads).toBe(2); // the checkpoint's own state, then the channel's blob
   });
+  it("lists newest first without making tuples a consumer never takes, and reports a damaged one when reached", async () => {
+    const store = createMemoryStore();
+    const saver = createKeelCheckpointer({ store });
+    let config = await saver.put({ configurable: { thread_id: "t" } }, checkpoint({ step: 0 }), metadata, { step: 1 });
+    const oldest = config;
+    for (let step = 1; step < 8; step += 1) config = await saver.put(config, { ...checkpoint({ step }), channel_versions: { step: step + 1 } }, metadata, { step: step + 1 });
+    // Damage the oldest checkpoint's state: listing it is corrupt, listing the newer ones is not.
+    const key = (await store.docs.list(["langgraph"])).unwrapOr({ items: [] }).items.map((meta) => meta.key).find((candidate) => candidate.at(-1) === oldest.configurable?.checkpoint_id);
+    const stored = (await store.docs.get(key ?? [])).unwrapOr(undefined)?.value as Record<string, unknown>;
+    await store.docs.put(key ?? [], { ...stored, state: { type: "json", encoding: "utf8", data: "[1,2]" } }, { unconditional: true });
+    const fresh = createKeelCheckpointer({ store });
+    const firstTwo: unknown[] = [];
+    for await (const tuple of fresh.list({ configurable: { thread_id: "t" } })) {
+      firstTwo.push(tuple.checkpoint.channel_values.step);
+      if (firstTwo.length === 2) break;
+    }
+    expect(firstTwo).toEqual([7, 6]);
+    const steps: unknown[] = [];
+    const listing = (async () => {
+      for await (const tuple of fresh.list({ configurable: { thread_id: "t" } })) steps.push(tuple.checkpoint.channel_values.step);
+    })();
+    expect((await rejection(listing)).code).toBe("corrupt");
+    expect(steps).toEqual([7, 6, 5, 4, 3, 2, 1]);
+  });
 });

@@ -52,6 +52,9 @@ interface ObservedHead {
 /** How many listed checkpoints are read ahead at once, one by one (a store without `readPage`). */
 const LIST_BATCH = 16;
 
+/** How many listed checkpoints are made into tuples at once (see `list`). */
+const LIST_AHEAD = 4;
+
 /** How many listed checkpoints one `readPage` reads. */
 const LIST_PAGE = 100;
 
@@ -248,8 +251,20 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
         const start = Math.max(0, end - (remaining === undefined ? LIST_PAGE : Math.min(LIST_PAGE, remaining)));
         const documents = await this.#readListed(metas, start, end);
         end = start;
-        const tuples = await Promise.all(documents.reverse().map((document) => (document === undefined ? undefined : this.#listed(document, filter, writeLogs))));
-        for (const tuple of tuples) {
+        // Newest first, at most LIST_AHEAD tuples being made at once: the serializer's walk over
+        // a value (LangChain messages) is a promise per node, and a whole page of them at once
+        // only piles up garbage; a few ahead still overlap the reads of pending writes.
+        const pending = documents.reverse();
+        const ahead: Promise<CheckpointTuple | undefined>[] = [];
+        let next = 0;
+        while (next < pending.length || ahead.length > 0) {
+          while (next < pending.length && ahead.length < LIST_AHEAD) {
+            const document = pending[next++];
+            const making = document === undefined ? Promise.resolve(undefined) : this.#listed(document, filter, writeLogs);
+            making.catch(() => undefined); // awaited in its turn
+            ahead.push(making);
+          }
+          const tuple = await ahead.shift();
           if (tuple === undefined) continue;
           if (remaining !== undefined && remaining <= 0) return;
           if (remaining !== undefined) remaining -= 1;
