@@ -10,6 +10,10 @@ const conditions = ["@keel/source", "node", "import", "module", "default"];
  * "require" by itself, as Vite does when it resolves.
  */
 const nodeConditions = conditions.filter((condition) => condition !== "import" && condition !== "module");
+/** Conditions of the benchmarks run against the built packages (`dist/`), as Node resolves them for a user. */
+const builtConditions = ["node", "default"];
+/** The benchmarks that compare Keel with another library's published build (see the bench-built project). */
+const builtBenchmarks = ["bench/langgraph.bench.ts"];
 const packages = readdirSync(new URL("./packages", import.meta.url), { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
   .map((entry) => entry.name)
@@ -31,7 +35,16 @@ export default defineConfig({
       { extends: true as const, test: { name: "e2e", include: ["test/**/*.test.ts"], testTimeout: 300_000 } },
       { extends: true as const, test: { name: "examples", include: ["examples/**/*.test.ts"] } },
       // Benchmarks run once, in their own project (`pnpm bench`); tests never time anything.
-      { extends: true as const, test: { name: "bench", include: [], benchmark: { include: ["bench/**/*.bench.ts"] } } },
+      { extends: true as const, test: { name: "bench", include: [], benchmark: { include: ["bench/**/*.bench.ts"], exclude: builtBenchmarks } } },
+      // Keel beside another library's published build: Keel's built packages too, loaded by Node
+      // itself as a user's program loads them (through Vite's module runner every imported
+      // binding is a getter call, a cost only the side run from source would pay). `pnpm bench`
+      // builds first; run alone: `pnpm build && pnpm vitest bench --run --project bench-built`.
+      {
+        resolve: { conditions: builtConditions },
+        ssr: { resolve: { conditions: builtConditions, externalConditions: builtConditions } },
+        test: { name: "bench-built", include: [], server: { deps: { external: [/\/packages\/[^/]+\/dist\//] } }, benchmark: { include: builtBenchmarks } },
+      },
     ],
     benchmark: { include: [] },
   },
