@@ -178,7 +178,12 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
   /** A stored value, deserialized: at once when {@link KeelCheckpointSaver.#loadNow} can, else by the serializer. */
   async #load(serialized: Serialized): Promise<unknown> {
     const now = this.#loadNow(serialized);
-    return now === undefined ? this.serde.loadsTyped(serialized.type, fromSerialized(serialized)) : now.value;
+    return now === undefined ? this.#revive(serialized) : now.value;
+  }
+
+  /** A stored value, deserialized by the serializer (for a caller that already tried {@link KeelCheckpointSaver.#loadNow}). */
+  async #revive(serialized: Serialized): Promise<unknown> {
+    return this.serde.loadsTyped(serialized.type, fromSerialized(serialized));
   }
 
   /** Reads one checkpoint (by `checkpoint_id`) or the thread's latest, with its pending writes. */
@@ -579,7 +584,7 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
    */
   #loadState(document: CheckpointDocument): LoadedState | Promise<LoadedState> {
     const now = this.#loadNow(document.state);
-    return now === undefined ? this.#load(document.state).then((loaded) => this.#checkState(document, loaded)) : this.#checkState(document, now.value);
+    return now === undefined ? this.#revive(document.state).then((loaded) => this.#checkState(document, loaded)) : this.#checkState(document, now.value);
   }
 
   /** A deserialized checkpoint state, checked for its shape (else `corrupt`); its inline values remembered. */
@@ -649,7 +654,7 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
 
   /** One channel value of a checkpoint: deserialized by the serializer, or its blob read from the store first. */
   async #readChannel(document: CheckpointDocument, channel: string, entry: Serialized | string): Promise<unknown> {
-    if (typeof entry !== "string") return this.#load(entry);
+    if (typeof entry !== "string") return this.#revive(entry); // #readChannels tried #loadNow
     const key = this.#keys.blob(document.threadId, document.namespace, entry);
     const stored = await unwrap(this.#store.docs.get(key));
     if (!stored) {
@@ -722,7 +727,7 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
         : await Promise.all(
             writes.map((write): CheckpointPendingWrite | Promise<CheckpointPendingWrite> => {
               const now = this.#loadNow(write.value);
-              return now === undefined ? this.#load(write.value).then((value) => [write.taskId, write.channel, value]) : [write.taskId, write.channel, now.value];
+              return now === undefined ? this.#revive(write.value).then((value) => [write.taskId, write.channel, value]) : [write.taskId, write.channel, now.value];
             }),
           );
     const tuple: CheckpointTuple = {
