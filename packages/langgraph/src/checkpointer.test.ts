@@ -1,4 +1,5 @@
 import { KeelError } from "@keel/core";
+import { AIMessage, HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import { createMemoryStore } from "@keel/store";
 import { JsonPlusSerializer, emptyCheckpoint, uuid6, type Checkpoint } from "@langchain/langgraph-checkpoint";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
@@ -179,6 +180,28 @@ describe("createKeelCheckpointer", () => {
     expect(values.box).toEqual({ x: 1 });
     expect(Object.hasOwn(values.box as object, "gone")).toBe(true);
     expect(loads).toHaveBeenCalled();
+  });
+
+  it("loads LangChain messages as their classes without the serializer's walk, pending writes too", async () => {
+    const store = createMemoryStore();
+    const saver = createKeelCheckpointer({ store });
+    const messages = [new HumanMessage("hi"), new AIMessage({ content: "hello", id: "m-2" })];
+    const config = await saver.put({ configurable: { thread_id: "lc" } }, checkpoint({ messages }), metadata, { messages: 1 });
+    await saver.putWrites(config, [["messages", [new HumanMessage("more")]]], "task-1");
+    const loads = vi.spyOn(JsonPlusSerializer.prototype, "loadsTyped");
+    onTestFinished(() => loads.mockRestore());
+    const tuple = await createKeelCheckpointer({ store }).getTuple(config);
+    const read = tuple?.checkpoint.channel_values.messages as BaseMessage[];
+    expect(read.map((message) => message.constructor)).toEqual([HumanMessage, AIMessage]);
+    expect(read.map((message) => message.content)).toEqual(["hi", "hello"]);
+    expect(read[1]!.id).toBe("m-2");
+    const written = tuple?.pendingWrites?.[0]?.[2] as BaseMessage[];
+    expect(written[0]).toBeInstanceOf(HumanMessage);
+    expect(written[0]!.content).toBe("more");
+    expect(loads).not.toHaveBeenCalled();
+    // Each read hands out its own objects.
+    const again = (await createKeelCheckpointer({ store }).getTuple(config))?.checkpoint.channel_values.messages as BaseMessage[];
+    expect(again[0]).not.toBe(read[0]);
   });
 
   it("hands every stored value to a serializer of the caller's own", async () => {

@@ -23,6 +23,7 @@ import type { ResultAsync } from "neverthrow";
 import { KeelCheckpointerOptionsSchema, type KeelCheckpointerOptions } from "./checkpointer-options.js";
 import { BoundedCache } from "./internal/bounded-cache.js";
 import { createCheckpointKeys, encodeSegment, type CheckpointKeys } from "./internal/checkpoint-keys.js";
+import { reviveParsedJson } from "./internal/json-plus-revival.js";
 import {
   CheckpointDocumentSchema,
   HeadDocumentSchema,
@@ -181,8 +182,16 @@ export class KeelCheckpointSaver extends BaseCheckpointSaver {
     return now === undefined ? this.#revive(serialized) : now.value;
   }
 
-  /** A stored value, deserialized by the serializer (for a caller that already tried {@link KeelCheckpointSaver.#loadNow}). */
+  /**
+   * A stored value, deserialized (for a caller that already tried {@link KeelCheckpointSaver.#loadNow}):
+   * under LangGraph's own serializer, LangChain objects in plain JSON are loaded as it would load
+   * them, without its walk (see {@link reviveParsedJson}); anything else by the serializer.
+   */
   async #revive(serialized: Serialized): Promise<unknown> {
+    if (this.#defaultSerde && serialized.type === "json" && serialized.encoding === "utf8") {
+      const revived = reviveParsedJson(JSON.parse(serialized.data));
+      if (revived !== undefined) return revived.value;
+    }
     return this.serde.loadsTyped(serialized.type, fromSerialized(serialized));
   }
 
