@@ -24,23 +24,19 @@ export function reviveParsedJson(parsed: unknown): { value: unknown } | undefine
   return isDecided(parsed) ? { value: revive(parsed) } : undefined;
 }
 
-/** True when every object in `node` with an `"lc"` key is a LangChain constructor record with nothing of the kind inside, and none has a `"__proto__"` key. */
-function isDecided(node: unknown): boolean {
+/**
+ * True when no object in `node` has a `"__proto__"` key and every one with an `"lc"` key is a
+ * LangChain constructor record (where `records` allows one) with no `"lc"` object inside it.
+ */
+function isDecided(node: unknown, records = true): boolean {
   if (typeof node !== "object" || node === null) return true;
-  if (Array.isArray(node)) return (node as unknown[]).every(isDecided);
+  if (Array.isArray(node)) return (node as unknown[]).every((item) => isDecided(item, records));
   const record = node as Record<string, unknown>;
   if (Object.hasOwn(record, "__proto__")) return false;
-  if (Object.hasOwn(record, "lc")) return record.lc === 1 && record.type === "constructor" && Array.isArray(record.id) && Object.keys(record).every((name) => isPlain(record[name]));
-  return Object.keys(record).every((name) => isDecided(record[name]));
-}
-
-/** True when no object in `node` has an `"lc"` or `"__proto__"` key. */
-function isPlain(node: unknown): boolean {
-  if (typeof node !== "object" || node === null) return true;
-  if (Array.isArray(node)) return (node as unknown[]).every(isPlain);
-  const record = node as Record<string, unknown>;
-  if (Object.hasOwn(record, "lc") || Object.hasOwn(record, "__proto__")) return false;
-  return Object.keys(record).every((name) => isPlain(record[name]));
+  if (Object.hasOwn(record, "lc")) {
+    return records && record.lc === 1 && record.type === "constructor" && Array.isArray(record.id) && Object.keys(record).every((name) => isDecided(record[name], false));
+  }
+  return Object.keys(record).every((name) => isDecided(record[name], records));
 }
 
 /** A decided node revived: itself when plain, else a promise of a new node with each LangChain record loaded. */

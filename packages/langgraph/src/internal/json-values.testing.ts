@@ -20,9 +20,9 @@ export function expectSame(actual: unknown, expected: unknown, path = "$"): void
 }
 
 /** Keys that matter to LangGraph's reviver, mixed with arbitrary ones. */
-export const key = fc.oneof(fc.constantFrom("lc", "type", "id", "args", "kwargs", "value", "__proto__", "constructor"), fc.string({ unit: "binary" }));
+const key = fc.oneof(fc.constantFrom("lc", "type", "id", "args", "kwargs", "value", "__proto__", "constructor"), fc.string({ unit: "binary" }));
 /** Values LangGraph's serializer writes as records it revives, beside plain JSON. */
-export const revivable = fc.oneof(
+const revivable = fc.oneof(
   fc.constant(undefined),
   fc.array(fc.integer()).map((items) => new Set(items)),
   fc.array(fc.tuple(fc.string(), fc.integer())).map((entries) => new Map(entries)),
@@ -33,7 +33,7 @@ export const revivable = fc.oneof(
   fc.record({ lc: fc.constant(1), type: fc.constant("constructor"), id: fc.constantFrom(["langchain_core", "nowhere", "X"], ["elsewhere", "X"]), kwargs: fc.jsonValue({ maxDepth: 1 }) }),
 );
 /** LangChain messages, which the serializer writes as `lc: 1` constructor records. */
-export const message = fc.oneof(
+const message = fc.oneof(
   fc.string().map((content) => new HumanMessage(content)),
   fc.record({ content: fc.string(), id: fc.option(fc.string(), { nil: undefined }) }).map(({ content, id }) => new AIMessage(id === undefined ? { content } : { content, id })),
   fc.record({ content: fc.string(), args: fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 2 }) }).map(
