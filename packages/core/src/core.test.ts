@@ -12,6 +12,8 @@ import {
   parseSafeName,
   toKeelError,
   validate,
+  validateFast,
+  validateOrThrow,
 } from "@keel/core";
 import { z } from "zod";
 
@@ -113,6 +115,22 @@ describe("validate", () => {
       expect(result.error.code).toBe("invalid_input");
       expect(result.error.message).toContain("invalid limits at turns");
     }
+  });
+  it("answers an input whose reading throws (a getter, a proxy) with invalid_input, never a throw", () => {
+    const getter = Object.defineProperty({}, "turns", {
+      enumerable: true,
+      get() {
+        throw new Error("hostile getter");
+      },
+    });
+    const proxy = new Proxy({}, { get: () => { throw new Error("hostile trap"); } });
+    for (const input of [getter, proxy]) {
+      const result = validate(z.object({ turns: z.number() }), input, "limits");
+      expect(result.isErr() && result.error.code).toBe("invalid_input");
+    }
+    const fast = validateFast(z.object({ turns: z.number() }), getter, "limits", (value) => ((value as { turns: number }).turns > 0 ? { turns: 1 } : undefined));
+    expect(fast.isErr() && fast.error.code).toBe("invalid_input");
+    expect(() => validateOrThrow(z.object({ turns: z.number() }), getter, "limits")).toThrow(expect.objectContaining({ code: "invalid_input" }));
   });
 });
 

@@ -147,7 +147,10 @@ export interface WorkSessionClosedEvent extends EventBase<"work.session.closed">
   tasks: number;
   /** Tokens of the turns that reported usage; `null` when none did (unknown, never 0). */
   tokens: number | null;
-  toolCalls: number;
+  /** Tool calls the backends reported; `null` when the session had turns and none reported any (unknown, never 0). */
+  toolCalls: number | null;
+  /** Turns whose backend did not report tool calls (not in `toolCalls`). */
+  turnsWithoutToolCalls: number;
   activeMinutes: number;
   openedAt: number;
   closedAt: number;
@@ -169,12 +172,21 @@ export interface WorkSessionTurnEvent extends EventBase<"work.session.turn"> {
   tokens: number | null;
   /** The backend's tool calls, or `null` when it did not report them. */
   toolCalls: number | null;
+  /**
+   * The turn's model against its session's pin: `match`, `mismatch`, or `unknown` (the turn named
+   * no model in a session pinned to one: never a mismatch); `null` outside any session.
+   */
+  modelPin: "match" | "mismatch" | "unknown" | null;
   wallMs: number;
   /** The declared task, if any. */
   taskId: string | null;
 }
 
-/** `work.session.model_mismatch`: a turn ran on a model other than the one its work session is pinned to. */
+/**
+ * `work.session.model_mismatch`: a turn named a model other than the one its work session is
+ * pinned to. A turn that names no model is "model unknown" (`modelPin: "unknown"` on its
+ * `work.session.turn`), never a mismatch.
+ */
 export interface WorkSessionModelMismatchEvent extends EventBase<"work.session.model_mismatch"> {
   missionId: string;
   role: string;
@@ -192,6 +204,20 @@ export interface WorkSessionCheckpointEvent extends EventBase<"work.session.chec
   sessionId: string;
   /** The revision of the handoff written. */
   handoffRevision: number;
+}
+
+/**
+ * `work.session.checkpoint_counter_reset`: the checkpoint counter of a work session was set to 0
+ * on its own (`resetCheckpointCounter`), with no handoff written. A checkpoint, which writes the
+ * handoff and then resets the counter, emits `work.session.checkpoint` instead.
+ */
+export interface WorkSessionCheckpointCounterResetEvent extends EventBase<"work.session.checkpoint_counter_reset"> {
+  missionId: string;
+  /** The role whose covering session was reset. */
+  role: string;
+  sessionId: string;
+  /** The counter before the reset. */
+  previous: number;
 }
 
 /** `work.session.audit_due`: N work sessions (the cadence) closed without an audit. */
@@ -255,6 +281,7 @@ export interface KeelEventMap {
   "work.session.turn": WorkSessionTurnEvent;
   "work.session.model_mismatch": WorkSessionModelMismatchEvent;
   "work.session.checkpoint": WorkSessionCheckpointEvent;
+  "work.session.checkpoint_counter_reset": WorkSessionCheckpointCounterResetEvent;
   "work.session.audit_due": WorkSessionAuditDueEvent;
   "work.session.audited": WorkSessionAuditedEvent;
   "work.session.refused": WorkSessionRefusedEvent;

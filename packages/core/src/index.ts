@@ -8,6 +8,7 @@ export type { Clock, ManualClock } from "./clock.js";
 export { SAFE_NAME_PATTERN, SafeNameSchema, isSafeName, parseSafeName } from "./safe-name.js";
 export type { SafeName } from "./safe-name.js";
 export { estimateTokens } from "./tokens.js";
+export { TRUNCATION_MARKER, truncateUtf8 } from "./truncate.js";
 export type { TokenEstimator } from "./tokens.js";
 export { isCount, isPlainObjectOf, validate, validateFast, validateOrThrow } from "./validate.js";
 export { UsageSchema, addUsage, emptyUsage, totalInputTokens } from "./usage.js";
@@ -37,6 +38,7 @@ export type {
   WorkflowEvent,
   WorkSessionAuditDueEvent,
   WorkSessionAuditedEvent,
+  WorkSessionCheckpointCounterResetEvent,
   WorkSessionCheckpointEvent,
   WorkSessionClosedEvent,
   WorkSessionModelMismatchEvent,

@@ -5,10 +5,17 @@ import type { JsonValue } from "./json.js";
 
 /**
  * Validates `input` against a zod schema. On failure returns `invalid_input` whose message names
- * `what` and the first problem, with every issue (path and message) in `details.issues`.
+ * `what` and the first problem, with every issue (path and message) in `details.issues`. Total:
+ * an input whose reading throws (a getter, a proxy trap; zod rethrows those) is `invalid_input`
+ * too, never a throw.
  */
 export function validate<S extends z.ZodType>(schema: S, input: unknown, what: string): Result<z.output<S>, KeelError> {
-  const parsed = schema.safeParse(input);
+  let parsed: z.ZodSafeParseResult<z.output<S>>;
+  try {
+    parsed = schema.safeParse(input);
+  } catch (error) {
+    return err(unreadable(what, error));
+  }
   if (parsed.success) return ok(parsed.data);
   const issues: JsonValue[] = parsed.error.issues.map((issue) => ({
     path: issue.path.map((part) => (typeof part === "symbol" ? String(part) : part)).join("."),
@@ -32,7 +39,12 @@ export function validate<S extends z.ZodType>(schema: S, input: unknown, what: s
  *
  * Why: a zod parse costs little in a tight loop, but it runs a lot of general code over the
  * schema's object graph. Right after an I/O wait (a durable write's fsync), when the caches are
- * cold, that costs many times its warm price, and a turn of role sessions makes several.
+ * cold, that costs many times its warm price.
+ *
+ * Use it only where a benchmark shows the difference matters to a user (today: the LangGraph
+ * checkpointer's input, for its target against SqliteSaver). Elsewhere, {@link validate} once
+ * at the boundary: the store's conditions and leases went back to it (a few microseconds beside
+ * a durable write, bench/README.md).
  */
 export function validateFast<S extends z.ZodType>(
   schema: S,
@@ -40,8 +52,18 @@ export function validateFast<S extends z.ZodType>(
   what: string,
   accept: (input: unknown) => z.output<S> | undefined,
 ): Result<z.output<S>, KeelError> {
-  const accepted = accept(input);
+  let accepted: z.output<S> | undefined;
+  try {
+    accepted = accept(input);
+  } catch (error) {
+    return err(unreadable(what, error));
+  }
   return accepted !== undefined ? ok(accepted) : validate(schema, input, what);
+}
+
+/** The refusal of an input whose reading threw. */
+function unreadable(what: string, cause: unknown): KeelError {
+  return new KeelError("invalid_input", `invalid ${what}: reading it threw`, { cause, details: { what } });
 }
 
 /**
