@@ -1,6 +1,11 @@
 /**
  * `@keel/store/kit`: what store adapter authors (and domain packages writing documents) share:
- * input validation, the pure decision rules every store applies, polling, and `updateDoc`.
+ * input validation, the pure decision rules every store applies, polling, `updateDoc`, the
+ * lease keeper that holds a lease around a unit of work, the shape check of a `store` option
+ * (`isKeelStore`, `keelStoreSchema`), and the rename-token lock of the filesystem store and the
+ * skills' managed layer (`acquireRenameLock`). Also what the row stores (SQLite,
+ * PostgreSQL) share outside their SQL: argument checks, stored JSON, pages from rows, integrity
+ * findings and the lease port over one atomic change (`createLeasePort`).
  * The ports and the memory store are the main entry, `@keel/store`.
  *
  * @packageDocumentation
@@ -21,6 +26,7 @@ export {
   validateAcquire,
   validateAppend,
   validateBatch,
+  validateCheckOptions,
   validateDeleteCondition,
   validateFenceOption,
   validateKey,
@@ -50,3 +56,40 @@ export type { Attempt } from "./poll.js";
 export { updateDoc } from "./helpers.js";
 export type { UpdateDocOptions } from "./helpers.js";
 export { decodeKeyText, encodeCursorText, encodeKeyText, keyTextPrefixRange } from "./key-text.js";
+export { createLeaseKeeper } from "./lease-keeper.js";
+export type { LeaseKeeper, LeaseKeeperOptions } from "./lease-keeper.js";
+export { isKeelStore, keelStoreSchema } from "./store-shape.js";
+export type { StorePort } from "./store-shape.js";
+export {
+  LOCK_FREE_ENTRY,
+  LOCK_INIT_PREFIX,
+  acquireRenameLock,
+  buildLockDirectory,
+  heldLockEntry,
+  inspectLockEntries,
+  lockHostTag,
+  parseLockHolder,
+  processAlive,
+  releaseRenameLock,
+} from "./rename-lock.js";
+export type { HeldRenameLock, LockHolder, LockInspection, RenameLockIo, RenameLockOptions } from "./rename-lock.js";
+export {
+  docMetaPage,
+  docValuePage,
+  parseStoredValue,
+  storedDoc,
+  storedRecords,
+  validateAppendArguments,
+  validateBatchArguments,
+  validateDeleteArguments,
+  validateLogDeleteArguments,
+  validateLogKey,
+  validatePageQuery,
+  validatePutArguments,
+  validateReadArguments,
+} from "./row-store.js";
+export type { DocStamp, PageQuery, RowKey, StoredPlace } from "./row-store.js";
+export { createIntegrityFindings } from "./integrity-findings.js";
+export type { IntegrityFindings, LogSeqs } from "./integrity-findings.js";
+export { createLeasePort, pollAcquire } from "./lease-port.js";
+export type { AcquireRequest, LeaseChange, LeaseRows } from "./lease-port.js";

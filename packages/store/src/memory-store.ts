@@ -26,6 +26,7 @@ import {
   validateAcquire,
   validateAppend,
   validateBatch,
+  validateCheckOptions,
   validateDeleteCondition,
   validateFenceOption,
   validateKey,
@@ -313,7 +314,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): KeelStore {
           }),
         ),
     },
-    check: () => run(() => ok({ ok: true, repaired: [], problems: [] })),
+    check: (options) => run(() => validateCheckOptions(options).map(() => ({ ok: true, repaired: [], problems: [] }))),
     close: async () => {
       closed = true;
     },

@@ -1,4 +1,4 @@
-import { KeelError, canonicalJson, isCount, isPlainObjectOf, isSafeName, parseSafeName, utf8Bytes, validate, validateFast, type JsonValue } from "@keel/core";
+import { KeelError, canonicalJson, isPlainObjectOf, isSafeName, parseSafeName, utf8Bytes, validate, type JsonValue } from "@keel/core";
 import { err, ok, type Result } from "neverthrow";
 import { z } from "zod";
 import type { AppendOptions, DeleteCondition, Fence, Key, LogRecordInput, PutCondition } from "./ports.js";
@@ -77,59 +77,22 @@ export function encodeValue(value: unknown, maxBytes: number, what = "value"): R
   return ok({ text, bytes });
 }
 
-/** zod schema of a write's fence. Internal: exported for the property tests of the fast paths. */
-export const FenceSchema = z.strictObject({ lease: z.string().min(1), token: z.number().int().nonnegative() });
+/** zod schema of a write's fence. */
+const FenceSchema = z.strictObject({ lease: z.string().min(1), token: z.number().int().nonnegative() });
 const fenceField = { fence: FenceSchema.optional() };
 
-/** zod schema of a put condition (the judge behind {@link validatePutCondition}). Internal: exported for the property tests of the fast paths. */
-export const PutConditionSchema = z.union([
+/** zod schema of a put condition. */
+const PutConditionSchema = z.union([
   z.strictObject({ expectedVersion: z.number().int().nonnegative(), ...fenceField }),
   z.strictObject({ create: z.literal(true), ...fenceField }),
   z.strictObject({ unconditional: z.literal(true), ...fenceField }),
 ]);
 
-/** zod schema of a delete condition (the judge behind {@link validateDeleteCondition}). Internal: exported for the property tests of the fast paths. */
-export const DeleteConditionSchema = z.union([
+/** zod schema of a delete condition. */
+const DeleteConditionSchema = z.union([
   z.strictObject({ expectedVersion: z.number().int().nonnegative(), ...fenceField }),
   z.strictObject({ unconditional: z.literal(true), ...fenceField }),
 ]);
-
-const FENCE_KEYS = ["lease", "token"];
-
-/** The fast `accept` of {@link FenceSchema} (see `validateFast`): a copy of a plainly valid fence. */
-function acceptFence(value: unknown): Fence | undefined {
-  if (!isPlainObjectOf(value, FENCE_KEYS)) return undefined;
-  const { lease, token } = value;
-  return typeof lease === "string" && lease.length > 0 && isCount(token) ? { lease, token } : undefined;
-}
-
-const CONDITION_KEYS = ["expectedVersion", "create", "unconditional", "fence"];
-
-/**
- * The fast `accept` of a put or delete condition (see `validateFast`): a copy of a condition
- * with exactly one of its variants (`create` only when `create` is allowed) and no fence or a
- * plainly valid one. Anything else (`undefined`) goes to the schema.
- */
-function acceptCondition(value: unknown, create: boolean): (PutCondition & { fence?: Fence }) | undefined {
-  if (!isPlainObjectOf(value, CONDITION_KEYS)) return undefined;
-  // Exactly one variant's key, judged by presence: a strict schema refuses an extra key even when it holds `undefined`.
-  const variants = (Object.hasOwn(value, "expectedVersion") ? 1 : 0) + (Object.hasOwn(value, "create") ? 1 : 0) + (Object.hasOwn(value, "unconditional") ? 1 : 0);
-  if (variants !== 1) return undefined;
-  const { expectedVersion, create: creating, unconditional } = value;
-  let condition: PutCondition;
-  if (isCount(expectedVersion)) condition = { expectedVersion };
-  else if (create && creating === true) condition = { create: true };
-  else if (unconditional === true) condition = { unconditional: true };
-  else return undefined;
-  if (!Object.hasOwn(value, "fence")) return condition;
-  const fence = acceptFence(value.fence);
-  return fence ? { ...condition, fence } : undefined;
-}
-
-/** The fast `accept` of a put condition (exported for its property test against the schema). */
-export const acceptPutCondition = (value: unknown) => acceptCondition(value, true);
-/** The fast `accept` of a delete condition (exported for its property test against the schema). */
-export const acceptDeleteCondition = (value: unknown) => acceptCondition(value, false) as (DeleteCondition & { fence?: Fence }) | undefined;
 
 /**
  * Validates a put condition: exactly one of `{ expectedVersion }`, `{ create: true }`,
@@ -138,17 +101,17 @@ export const acceptDeleteCondition = (value: unknown) => acceptCondition(value, 
  */
 export function validatePutCondition(condition: unknown): Result<PutCondition & { fence?: Fence }, KeelError> {
   const what = "put condition (use { expectedVersion }, { create: true } or { unconditional: true })";
-  return validateFast(PutConditionSchema, condition, what, acceptPutCondition) as Result<PutCondition & { fence?: Fence }, KeelError>;
+  return validate(PutConditionSchema, condition, what) as Result<PutCondition & { fence?: Fence }, KeelError>;
 }
 
 /** Validates a delete condition (`{ expectedVersion }` or `{ unconditional: true }`, optional fence). */
 export function validateDeleteCondition(condition: unknown): Result<DeleteCondition & { fence?: Fence }, KeelError> {
   const what = "delete condition (use { expectedVersion } or { unconditional: true })";
-  return validateFast(DeleteConditionSchema, condition, what, acceptDeleteCondition) as Result<DeleteCondition & { fence?: Fence }, KeelError>;
+  return validate(DeleteConditionSchema, condition, what) as Result<DeleteCondition & { fence?: Fence }, KeelError>;
 }
 
-/** zod schema of a record id or lease holder. Internal: exported for the property tests of the fast paths. */
-export const RecordIdSchema = z
+/** zod schema of a record id or lease holder. */
+const RecordIdSchema = z
   .string()
   .min(1)
   .max(MAX_RECORD_ID_LENGTH)
@@ -232,8 +195,27 @@ export function validateReadOptions(options: unknown): Result<{ afterSeq: number
 }
 
 const PageSchema = z
-  .strictObject({ after: z.string().optional(), limit: z.number().int().min(1).max(1000).optional() })
+  .strictObject({
+    // A cursor is a `keyCursor` (at most 16 safe names of 128 characters, joined by '/'), so it
+    // never holds a control character nor runs longer; one that does is refused here, in every
+    // store, before it reaches a database (PostgreSQL text cannot hold NUL).
+    after: z
+      .string()
+      .max(MAX_KEY_DEPTH * 129 - 1, "a cursor is at most the length of a key: pass the next of the previous page")
+      // eslint-disable-next-line no-control-regex
+      .regex(/^[^\u0000-\u001f\u007f]*$/, "a cursor must not contain NUL or other control characters: pass the next of the previous page").optional(),
+    limit: z.number().int().min(1).max(1000).optional(),
+  })
   .optional();
+
+const CheckOptionsSchema = z.strictObject({ repair: z.boolean().optional() }).optional();
+
+/** Validates the options of `KeelStore.check` (`{ repair?: boolean }`, or none). */
+export function validateCheckOptions(options: unknown): Result<{ repair: boolean }, KeelError> {
+  const parsed = validate(CheckOptionsSchema, options, "check options");
+  if (parsed.isErr()) return err(parsed.error);
+  return ok({ repair: parsed.value?.repair === true });
+}
 
 /** Validates a list page request; `limit` defaults to 100. */
 export function validatePage(page: unknown): Result<{ after: string | undefined; limit: number }, KeelError> {
@@ -242,30 +224,11 @@ export function validatePage(page: unknown): Result<{ after: string | undefined;
   return ok({ after: parsed.value?.after, limit: parsed.value?.limit ?? 100 });
 }
 
-/** zod schema of lease acquire options. Internal: exported for the property tests of the fast paths. */
-export const AcquireSchema = z.strictObject({
+/** zod schema of lease acquire options. */
+const AcquireSchema = z.strictObject({
   ttlMs: z.number().int().positive().max(MAX_DURATION_MS),
   waitMs: z.number().int().nonnegative().max(MAX_DURATION_MS).optional(),
 });
-
-// eslint-disable-next-line no-control-regex
-const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
-
-/** The fast `accept` of {@link RecordIdSchema} (exported for its property test against the schema). */
-export function acceptRecordId(value: unknown): string | undefined {
-  return typeof value === "string" && value.length > 0 && value.length <= MAX_RECORD_ID_LENGTH && !CONTROL_CHARACTER.test(value) ? value : undefined;
-}
-
-const ACQUIRE_KEYS = ["ttlMs", "waitMs"];
-
-/** The fast `accept` of acquire options (exported for its property test against the schema). */
-export function acceptAcquireOptions(value: unknown): { ttlMs: number; waitMs?: number } | undefined {
-  if (!isPlainObjectOf(value, ACQUIRE_KEYS)) return undefined;
-  const { ttlMs, waitMs } = value;
-  if (!isCount(ttlMs) || ttlMs === 0 || ttlMs > MAX_DURATION_MS) return undefined;
-  if (!Object.hasOwn(value, "waitMs")) return { ttlMs };
-  return isCount(waitMs) && waitMs <= MAX_DURATION_MS ? { ttlMs, waitMs } : undefined;
-}
 
 /** Validates a lease acquisition: name, holder (1 to 256 characters) and options. */
 export function validateAcquire(
@@ -275,34 +238,24 @@ export function validateAcquire(
 ): Result<{ name: string; holder: string; ttlMs: number; waitMs: number }, KeelError> {
   const leaseName = validateLeaseName(name);
   if (leaseName.isErr()) return err(leaseName.error);
-  const parsedHolder = validateFast(RecordIdSchema, holder, "lease holder", acceptRecordId);
+  const parsedHolder = validate(RecordIdSchema, holder, "lease holder");
   if (parsedHolder.isErr()) return err(parsedHolder.error);
-  const parsed = validateFast(AcquireSchema, options, "acquire options", acceptAcquireOptions);
+  const parsed = validate(AcquireSchema, options, "acquire options");
   if (parsed.isErr()) return err(parsed.error);
   return ok({ name: leaseName.value, holder: parsedHolder.value, ttlMs: parsed.value.ttlMs, waitMs: parsed.value.waitMs ?? 0 });
 }
 
-/** zod schema of a lease handed back to renew or release. Internal: exported for the property tests of the fast paths. */
-export const LeaseSchema = z.strictObject({
+/** zod schema of a lease handed back to renew or release. */
+const LeaseSchema = z.strictObject({
   name: z.string(),
   holder: z.string(),
   token: z.number().int().nonnegative(),
   expiresAt: z.number(),
 });
 
-const LEASE_KEYS = ["name", "holder", "token", "expiresAt"];
-
-/** The fast `accept` of {@link LeaseSchema} (exported for its property test against the schema). */
-export function acceptLease(value: unknown): { name: string; holder: string; token: number; expiresAt: number } | undefined {
-  if (!isPlainObjectOf(value, LEASE_KEYS)) return undefined;
-  const { name, holder, token, expiresAt } = value;
-  if (typeof name !== "string" || typeof holder !== "string" || !isCount(token) || typeof expiresAt !== "number" || !Number.isFinite(expiresAt)) return undefined;
-  return { name, holder, token, expiresAt };
-}
-
 /** Validates a lease handed back to `renew` or `release`. */
 export function validateLease(lease: unknown): Result<{ name: string; holder: string; token: number; expiresAt: number }, KeelError> {
-  const parsed = validateFast(LeaseSchema, lease, "lease", acceptLease);
+  const parsed = validate(LeaseSchema, lease, "lease");
   if (parsed.isErr()) return err(parsed.error);
   const name = validateLeaseName(parsed.value.name);
   if (name.isErr()) return err(name.error);
@@ -320,22 +273,13 @@ export function validateRenewOptions(options: unknown): Result<{ ttlMs?: number 
 
 /** Validates the optional fence of a log delete. */
 export function validateFenceOption(options: unknown): Result<{ fence?: Fence }, KeelError> {
-  const parsed = validateFast(FenceOptionSchema, options, "options", acceptFenceOption);
+  const parsed = validate(FenceOptionSchema, options, "options");
   if (parsed.isErr()) return err(parsed.error);
   return ok((parsed.value ?? {}) as { fence?: Fence });
 }
 
-/** zod schema of a fence-only options object (the judge behind {@link validateFenceOption}); built once, not per call. */
+/** zod schema of a fence-only options object; built once, not per call. */
 const FenceOptionSchema = z.strictObject(fenceField).optional();
-
-/** The fast `accept` of {@link FenceOptionSchema}: no options, or `{}` / `{ fence }` with a plainly valid fence. */
-function acceptFenceOption(value: unknown): { fence?: Fence } | undefined {
-  if (value === undefined) return {};
-  if (!isPlainObjectOf(value, ["fence"])) return undefined;
-  if (!Object.hasOwn(value, "fence")) return {};
-  const fence = acceptFence(value.fence);
-  return fence ? { fence } : undefined;
-}
 
 /** The `lease_lost` error of a write whose fence is no longer current. */
 export function leaseLost(fence: Fence, reason: string): KeelError {

@@ -1,0 +1,184 @@
+import { KeelError, createManualClock, type ManualClock } from "@keel/core";
+import { createMemoryStore, type KeelStore, type LeaseStore } from "@keel/store";
+import { createLeaseKeeper } from "@keel/store/kit";
+import { okAsync } from "neverthrow";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { expectThrowsKeel } from "../../../test/support/hostile.js";
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** A memory store on a manual clock, whose lease calls are recorded in order. */
+function counted(clock: ManualClock = createManualClock()): { store: KeelStore; leases: LeaseStore; calls: string[]; clock: ManualClock } {
+  const store = createMemoryStore({ clock });
+  const calls: string[] = [];
+  const leases: LeaseStore = {
+    acquire: (...args) => (calls.push("acquire"), store.leases.acquire(...args)),
+    renew: (...args) => (calls.push("renew"), store.leases.renew(...args)),
+    release: (...args) => (calls.push("release"), store.leases.release(...args)),
+    current: (...args) => (calls.push("current"), store.leases.current(...args)),
+  };
+  return { store, leases, calls, clock };
+}
+
+/** Advances the store's clock and the timers together, in steps the renewal keeps up with. */
+async function elapse(clock: ManualClock, ms: number, step = 100): Promise<void> {
+  for (let done = 0; done < ms; done += step) {
+    clock.advance(step);
+    await vi.advanceTimersByTimeAsync(step);
+  }
+}
+
+describe("createLeaseKeeper", () => {
+  it("runs the work under the lease with its fence, then releases it", async () => {
+    const { store, leases, calls } = counted();
+    const keeper = createLeaseKeeper({ leases, holder: "me", ttlMs: 1_000 });
+    const written = await keeper.run("job", (fence) => store.docs.put(["d"], { n: 1 }, { create: true, fence }));
+    expect(written._unsafeUnwrap().version).toBe(1);
+    expect(calls).toEqual(["acquire", "release"]);
+    expect((await store.leases.current("job"))._unsafeUnwrap()).toBeUndefined();
+  });
+
+  it("renews the lease while the work outlives its time to live: no one else can take it", async () => {
+    vi.useFakeTimers();
+    const { store, leases, clock } = counted();
+    const keeper = createLeaseKeeper({ leases, holder: "me", ttlMs: 1_000 });
+    const attempts: string[] = [];
+    const result = await keeper.run("job", async (fence) => {
+      for (let round = 0; round < 5; round++) {
+        await elapse(clock, 1_000);
+        const taken = await store.leases.acquire("job", "other", { ttlMs: 1_000 });
+        attempts.push(taken.isErr() ? taken.error.code : "acquired");
+      }
+      return store.docs.put(["d"], { n: 1 }, { create: true, fence });
+    });
+    expect(attempts).toEqual(["lease_held", "lease_held", "lease_held", "lease_held", "lease_held"]);
+    expect(result.isOk()).toBe(true);
+  });
+
+  it("answers lease_held without running the work when another holder has it (waitMs 0)", async () => {
+    const { store, leases } = counted();
+    await store.leases.acquire("job", "other", { ttlMs: 60_000 });
+    const keeper = createLeaseKeeper({ leases, holder: "me", ttlMs: 1_000 });
+    let ran = false;
+    const result = await keeper.run("job", () => ((ran = true), okAsync(1)));
+    expect(result._unsafeUnwrapErr().code).toBe("lease_held");
+    expect(ran).toBe(false);
+  });
+
+  it("refuses a bad lease name as a result, not a throw", async () => {
+    const { leases } = counted();
+    const keeper = createLeaseKeeper({ leases, holder: "me", ttlMs: 1_000 });
+    expect((await keeper.run("../x", () => okAsync(1)))._unsafeUnwrapErr().code).toBe("invalid_input");
+  });
+
+  it("reports a lost lease once, stops renewing it, and the old fence writes nothing", async () => {
+    vi.useFakeTimers();
+    const { store, leases, calls, clock } = counted();
+    const lost: [string, string][] = [];
+    const keeper = createLeaseKeeper({ leases, holder: "me", ttlMs: 1_000, onLost: (name, error) => lost.push([name, error.code]) });
+    const result = await keeper.run("job", async (fence) => {
+      // A stall past the time to live with no timer firing (a blocked host), then a takeover.
+      clock.advance(5_000);
+      (await store.leases.acquire("job", "other", { ttlMs: 60_000 }))._unsafeUnwrap();
+      await vi.advanceTimersByTimeAsync(1_000);
+      return store.docs.put(["d"], { n: 1 }, { create: true, fence });
+    });
+    expect(result._unsafeUnwrapErr().code).toBe("lease_lost");
+    expect(lost).toEqual([["job", "lease_lost"]]);
+    const renewals = calls.filter((call) => call === "renew").length;
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(calls.filter((call) => call === "renew").length).toBe(renewals);
+    // The other holder keeps its lease: a lost lease is not released.
+    expect((await store.leases.current("job"))._unsafeUnwrap()?.holder).toBe("other");
+  });
+
+  it("isolates a throwing onLost listener", async () => {
+    vi.useFakeTimers();
+    const { store, leases, clock } = counted();
+    const keeper = createLeaseKeeper({
+      leases,
+      holder: "me",
+      ttlMs: 1_000,
+      onLost: () => {
+        throw new Error("listener bug");
+      },
+    });
+    const result = await keeper.run("job", async () => {
+      clock.advance(5_000);
+      (await store.leases.acquire("job", "other", { ttlMs: 60_000 }))._unsafeUnwrap();
+      await vi.advanceTimersByTimeAsync(1_000);
+      return okAsync("done");
+    });
+    expect(result._unsafeUnwrap()).toBe("done");
+  });
+
+  it("keeps the lease for lingerMs: a burst of runs pays one acquisition, close releases it", async () => {
+    const { store, leases, calls } = counted();
+    const keeper = createLeaseKeeper({ leases, holder: "me", ttlMs: 1_000, lingerMs: 60_000 });
+    for (let run = 0; run < 3; run++) expect((await keeper.run("job", () => okAsync(run)))._unsafeUnwrap()).toBe(run);
+    expect(calls).toEqual(["acquire", "current", "current"]);
+    expect((await store.leases.acquire("job", "other", { ttlMs: 1_000 }))._unsafeUnwrapErr().code).toBe("lease_held");
+    await keeper.close();
+    expect(calls.at(-1)).toBe("release");
+    expect((await store.leases.acquire("job", "other", { ttlMs: 1_000 })).isOk()).toBe(true);
+  });
+
+  it("does not trust a kept lease that was taken over: the next run acquires it again", async () => {
+    const { store, leases, clock } = counted();
+    const keeper = createLeaseKeeper({ leases, holder: "me", ttlMs: 1_000, lingerMs: 60_000 });
+    (await keeper.run("job", () => okAsync(1)))._unsafeUnwrap();
+    clock.advance(5_000);
+    (await store.leases.acquire("job", "other", { ttlMs: 60_000 }))._unsafeUnwrap();
+    expect((await keeper.run("job", () => okAsync(2)))._unsafeUnwrapErr().code).toBe("lease_held");
+    await keeper.close();
+  });
+
+  it("queues runs of one name: the second starts after the first ends", async () => {
+    const { leases } = counted();
+    const keeper = createLeaseKeeper({ leases, holder: "me", ttlMs: 1_000 });
+    const order: string[] = [];
+    let finishFirst!: () => void;
+    const first = keeper.run("job", async () => {
+      order.push("first start");
+      await new Promise<void>((resolve) => (finishFirst = resolve));
+      order.push("first end");
+      return okAsync(1);
+    });
+    const second = keeper.run("job", () => (order.push("second"), okAsync(2)));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(order).toEqual(["first start"]);
+    finishFirst();
+    expect([(await first)._unsafeUnwrap(), (await second)._unsafeUnwrap()]).toEqual([1, 2]);
+    expect(order).toEqual(["first start", "first end", "second"]);
+  });
+
+  it("lets the lease go when the work throws, and rejects", async () => {
+    const { store, leases } = counted();
+    const keeper = createLeaseKeeper({ leases, holder: "me", ttlMs: 1_000 });
+    await expect(
+      keeper.run("job", () => {
+        throw new Error("bug");
+      }),
+    ).rejects.toThrow("bug");
+    expect((await store.leases.current("job"))._unsafeUnwrap()).toBeUndefined();
+    expect((await keeper.run("job", () => okAsync(1)))._unsafeUnwrap()).toBe(1);
+  });
+
+  it("throws invalid_input at once for bad options", () => {
+    const { leases } = counted();
+    for (const options of [
+      { leases, holder: "", ttlMs: 1_000 },
+      { leases, holder: "me", ttlMs: 0 },
+      { leases, holder: "me", ttlMs: 1.5 },
+      { leases, holder: "me", ttlMs: 1_000, waitMs: -1 },
+      { leases, holder: "me", ttlMs: 1_000, lingerMs: 2 ** 40 },
+      { leases: {}, holder: "me", ttlMs: 1_000 },
+      { leases, holder: "me", ttlMs: 1_000, extra: true },
+    ]) {
+      const error = expectThrowsKeel(() => createLeaseKeeper(options as never));
+      expect(error).toBeInstanceOf(KeelError);
+    }
+  });
+});

@@ -1,0 +1,176 @@
+import { type KeelError, validateOrThrow } from "@keel/core";
+import { ResultAsync, err, ok, type Result } from "neverthrow";
+import { z } from "zod";
+import type { Fence, Lease, LeaseStore } from "./ports.js";
+import { MAX_DURATION_MS } from "./validation.js";
+
+/** Options of {@link createLeaseKeeper}. */
+export interface LeaseKeeperOptions {
+  /** The store's leases. */
+  leases: LeaseStore;
+  /** This keeper's holder name (1 to 256 characters); one holder per process or per caller. */
+  holder: string;
+  /** Time to live of each lease, ms; renewed at a third of it while held. */
+  ttlMs: number;
+  /** How long `run` waits for a lease held elsewhere before `lease_held`, ms (default 0: fail at once). */
+  waitMs?: number;
+  /**
+   * How long a lease stays held after `run`, ms, for the next `run` of the same name (default 0:
+   * released at once, so a keeper that lingers nothing holds nothing between runs and needs no `close`).
+   */
+  lingerMs?: number;
+  /**
+   * Told when a held lease's renewal fails (it expired or another holder took it): the keeper
+   * stops renewing it, and writes fenced with its token fail with `lease_lost`. A throw from it is
+   * ignored.
+   */
+  onLost?: (name: string, error: KeelError) => void;
+}
+
+/** Holds store leases for units of work: see {@link createLeaseKeeper}. */
+export interface LeaseKeeper {
+  /**
+   * Runs `work` while holding lease `name`, passing the fence for its writes. Errors from the
+   * store (`lease_held` after `waitMs`, `invalid_input` for a bad name, `unavailable`) are the
+   * result, and `work` does not run. A throw from `work` rejects, after the lease is let go.
+   */
+  run<T>(name: string, work: (fence: Fence) => PromiseLike<Result<T, KeelError>>): ResultAsync<T, KeelError>;
+  /** Waits for the runs in flight, then releases every held lease and stops the timers. */
+  close(): Promise<void>;
+}
+
+const OptionsSchema = z.strictObject({
+  leases: z.custom<LeaseStore>((value) => typeof (value as LeaseStore | undefined)?.acquire === "function", "leases must be a LeaseStore"),
+  holder: z.string().min(1).max(256),
+  // Bounded like every store duration: a longer one would overflow the timers.
+  ttlMs: z.number().int().positive().max(MAX_DURATION_MS),
+  waitMs: z.number().int().nonnegative().max(MAX_DURATION_MS).optional(),
+  lingerMs: z.number().int().nonnegative().max(MAX_DURATION_MS).optional(),
+  onLost: z.custom<(name: string, error: KeelError) => void>((value) => typeof value === "function", "onLost must be a function").optional(),
+});
+
+/** How often a held lease is renewed: a third of its time to live, at least every 10 ms. */
+function renewalIntervalMs(ttlMs: number): number {
+  return Math.max(10, Math.floor(ttlMs / 3));
+}
+
+interface Held {
+  lease: Lease;
+  renewal: ReturnType<typeof setInterval>;
+  linger: ReturnType<typeof setTimeout> | undefined;
+}
+
+/**
+ * Creates a lease keeper: the one way Keel's domain packages hold a store lease around a unit of
+ * work. `run` takes the lease (waiting up to `waitMs`), renews it in the background at a third of its
+ * time to live while held, and after the work releases it, or keeps it for
+ * `lingerMs` so that a burst of runs of one name pays one acquisition and one release. A kept
+ * lease is checked with a read (`current`) before it is reused: one lost or taken over is
+ * acquired again. Runs of one name queue behind each other in this keeper; the store lease
+ * excludes other holders; the fence guards every write. A lost lease is not an error of `run`
+ * (the work already ran): its fenced writes fail, and `onLost` is told. A holder that dies
+ * leaves its lease to expire. Bad options throw a `KeelError` (`invalid_input`) at once.
+ *
+ * @example
+ * ```ts
+ * const keeper = createLeaseKeeper({ leases: store.leases, holder: "worker-1", ttlMs: 30_000, waitMs: 5_000 });
+ * const saved = await keeper.run("mission.m1", (fence) => store.docs.put(["missions", "m1"], { done: true }, { fence }));
+ * await keeper.close();
+ * ```
+ */
+export function createLeaseKeeper(options: LeaseKeeperOptions): LeaseKeeper {
+  const { leases, holder, ttlMs, waitMs = 0, lingerMs = 0, onLost } = validateOrThrow(OptionsSchema, options, "lease keeper options");
+  const held = new Map<string, Held>();
+  const queues = new Map<string, Promise<void>>();
+
+  const drop = (name: string): Lease | undefined => {
+    const entry = held.get(name);
+    if (!entry) return undefined;
+    clearInterval(entry.renewal);
+    if (entry.linger) clearTimeout(entry.linger);
+    held.delete(name);
+    return entry.lease;
+  };
+  const release = async (name: string): Promise<void> => {
+    const lease = drop(name);
+    // A failed release is harmless: the lease expires by itself.
+    if (lease) await leases.release(lease);
+  };
+  const lost = (entry: Held, error: KeelError): void => {
+    if (held.get(entry.lease.name) !== entry) return;
+    drop(entry.lease.name);
+    try {
+      onLost?.(entry.lease.name, error);
+    } catch {
+      // A listener's error never breaks the keeper.
+    }
+  };
+  const keep = (lease: Lease): Lease => {
+    const entry: Held = {
+      lease,
+      renewal: setInterval(() => {
+        void leases.renew(entry.lease, { ttlMs }).match(
+          (renewed) => {
+            entry.lease = renewed;
+          },
+          // Lost: the next run acquires it again; writes fenced with the old token fail.
+          (error) => lost(entry, error),
+        );
+      }, renewalIntervalMs(ttlMs)),
+      linger: undefined,
+    };
+    entry.renewal.unref?.();
+    held.set(lease.name, entry);
+    return lease;
+  };
+  const ensure = async (name: string): Promise<Result<Lease, KeelError>> => {
+    const entry = held.get(name);
+    if (entry?.linger) {
+      clearTimeout(entry.linger);
+      entry.linger = undefined;
+    }
+    if (entry) {
+      const current = await leases.current(name);
+      if (current.isErr()) return err(current.error);
+      if (current.value && current.value.holder === entry.lease.holder && current.value.token === entry.lease.token) return ok(entry.lease);
+      drop(name);
+    }
+    return (await leases.acquire(name, holder, { ttlMs, waitMs })).map(keep);
+  };
+  const after = (name: string): Promise<void> => {
+    const entry = held.get(name);
+    if (!entry) return Promise.resolve();
+    if (lingerMs === 0) return release(name);
+    entry.linger = setTimeout(() => void release(name), lingerMs);
+    entry.linger.unref?.();
+    return Promise.resolve();
+  };
+
+  return {
+    run<T>(name: string, work: (fence: Fence) => PromiseLike<Result<T, KeelError>>): ResultAsync<T, KeelError> {
+      const previous = queues.get(name) ?? Promise.resolve();
+      const turn = previous.then(async (): Promise<Result<T, KeelError>> => {
+        const lease = await ensure(name);
+        if (lease.isErr()) return err(lease.error);
+        try {
+          return await work({ lease: lease.value.name, token: lease.value.token });
+        } finally {
+          await after(name);
+        }
+      });
+      const settled = turn.then(
+        () => undefined,
+        () => undefined,
+      );
+      queues.set(name, settled);
+      void settled.then(() => {
+        if (queues.get(name) === settled) queues.delete(name);
+      });
+      return new ResultAsync(turn);
+    },
+    async close() {
+      await Promise.all([...queues.values()]);
+      await Promise.all([...held.keys()].map((name) => release(name)));
+    },
+  };
+}
