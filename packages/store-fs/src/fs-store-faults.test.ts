@@ -1,14 +1,12 @@
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { KeelError } from "@keel/core";
-import type { KeelStore } from "@keel/store";
 import type { ResultAsync } from "neverthrow";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createFsStore } from "./index.js";
 import { nodeFsIo, type FsIo } from "./internal/fs-io.js";
 import { openFsStore } from "./internal/open-fs-store.js";
-import { errOf as failure, okValue as value } from "@keel/testkit";
+import { errOf as failure, okValue as value, useTempDirs } from "@keel/testkit";
 
 type Call = keyof FsIo;
 /** Decides, for each call, whether it fails and with which errno (or does something else by itself). */
@@ -37,21 +35,14 @@ function faultyIo(rule: Rule, overrides: Partial<FsIo>): FsIo & { count(call: Ca
   return Object.assign(io as unknown as FsIo, { count: (call: Call) => counts.get(call) ?? 0 });
 }
 
-const made: string[] = [];
-const stores: KeelStore[] = [];
-afterEach(async () => {
-  for (const store of stores.splice(0)) await store.close();
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const dirs = useTempDirs("keel-fs-faults-");
 
 function setup(rule: Rule) {
-  const dir = mkdtempSync(path.join(tmpdir(), "keel-fs-faults-"));
-  made.push(dir);
+  const dir = dirs.dir();
   let armed = false;
   const overrides: Partial<FsIo> = {};
   const io = faultyIo((call, args) => (armed ? rule(call, args) : undefined), overrides);
-  const store = openFsStore({ dir }, io);
-  stores.push(store);
+  const store = dirs.track(openFsStore({ dir }, io));
   return { dir, io, store, overrides, arm: (on = true) => void (armed = on) };
 }
 
@@ -123,7 +114,7 @@ describe("document writes under I/O faults", () => {
   });
 
   it("answers unavailable (retryable) for a transient EMFILE", async () => {
-    const { store, arm } = setup((call) => (call === "openSync" || call === "readFileSync" ? "EMFILE" : undefined));
+    const { store, arm } = setup((call) => (call === "openSync" || call === "openFileSync" || call === "readFileSync" ? "EMFILE" : undefined));
     arm();
     for (const outcome of [store.docs.put(["d"], 1, { create: true }), store.docs.get(["d"]), store.logs.read(["l"])]) {
       const error = await failure(outcome as ResultAsync<unknown, KeelError>);
@@ -135,10 +126,8 @@ describe("document writes under I/O faults", () => {
   });
 
   it("answers io_failed where a plain file sits in place of a key directory, and other keys still work", async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), "keel-fs-faults-"));
-    made.push(dir);
-    const store = createFsStore({ dir });
-    stores.push(store);
+    const dir = dirs.dir();
+    const store = dirs.track(createFsStore({ dir }));
     writeFileSync(path.join(dir, "missions"), "not a directory");
     for (const outcome of [
       store.docs.put(["missions", "m1"], 1, { create: true }),

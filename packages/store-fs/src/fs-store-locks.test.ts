@@ -1,38 +1,34 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { hostname, tmpdir } from "node:os";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import path from "node:path";
-import { type KeelStore } from "@keel/store";
 import { updateDoc } from "@keel/store/kit";
 import { afterEach, describe, expect, it } from "vitest";
 import { createFsStore, type FsStoreOptions, type FsStoreWarning } from "./index.js";
 import { nodeFsIo } from "./internal/fs-io.js";
-import { createLockManager, heldEntry, hostTag } from "./internal/fs-lock.js";
+import { heldLockEntry, lockHostTag } from "@keel/store/kit";
+import { createLockManager } from "./internal/fs-lock.js";
 import { storePaths } from "./internal/fs-paths.js";
-import { errOf as failure, okValue as value } from "@keel/testkit";
+import { errOf as failure, okValue as value, useTempDirs } from "@keel/testkit";
 
-const made: string[] = [];
-const stores: KeelStore[] = [];
+const dirs = useTempDirs("keel-fs-locks-");
 const children: ChildProcess[] = [];
-afterEach(async () => {
+// Registered after useTempDirs', so it runs first: the children die before their stores close.
+afterEach(() => {
   for (const child of children.splice(0)) child.kill("SIGKILL");
-  for (const store of stores.splice(0)) await store.close();
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
 function setup(options: Omit<FsStoreOptions, "dir"> = {}) {
-  const dir = mkdtempSync(path.join(tmpdir(), "keel-fs-locks-"));
-  made.push(dir);
+  const dir = dirs.dir();
   const warnings: FsStoreWarning[] = [];
-  const store = createFsStore({ dir, onWarning: (warning) => warnings.push(warning), ...options });
-  stores.push(store);
+  const store = dirs.track(createFsStore({ dir, onWarning: (warning) => warnings.push(warning), ...options }));
   const paths = storePaths(dir);
   return { dir, store, warnings, paths, docLock: paths.lockDirectory("doc:d") };
 }
 
 /** A held lock as another process would have left it; returns its entry name. */
 function plantLock(lockDirectory: string, holder: { pid: number; hostname?: string; startedAt?: number }): string {
-  const entry = heldEntry({ pid: holder.pid, host: hostTag(holder.hostname ?? hostname()), token: "abcdef12", startedAt: holder.startedAt ?? Date.now() });
+  const entry = heldLockEntry({ pid: holder.pid, host: lockHostTag(holder.hostname ?? hostname()), token: "abcdef12", startedAt: holder.startedAt ?? Date.now() });
   mkdirSync(lockDirectory, { recursive: true });
   rmSync(path.join(lockDirectory, "free"), { force: true });
   for (const old of readdirSync(lockDirectory)) rmSync(path.join(lockDirectory, old));
@@ -104,12 +100,20 @@ describe("locks", () => {
     const { paths, docLock } = setup();
     const warnings: FsStoreWarning[] = [];
     const manager = (staleMs: number) =>
-      createLockManager({ io: nodeFsIo, directory: paths.locks, directoryOf: paths.lockDirectory, staleMs, waitMs: 2_000, warn: (warning) => warnings.push(warning) });
+      createLockManager({
+        io: nodeFsIo,
+        directory: paths.locks,
+        directoryOf: paths.lockDirectory,
+        staleMs,
+        waitMs: 2_000,
+        contain: () => {},
+        warn: (warning) => warnings.push(warning),
+      });
     const stale = plantLock(docLock, { pid: deadPid() });
     const seen = manager(10_000).inspect(docLock);
     expect(seen).toMatchObject({ state: "held", entry: stale, stale: true });
     // Another process takes the stale lock over first: the late taker's rename finds nothing.
-    const fresh = heldEntry({ pid: livePid(), host: hostTag(hostname()), startedAt: Date.now(), token: "feedbeef" });
+    const fresh = heldLockEntry({ pid: livePid(), host: lockHostTag(hostname()), startedAt: Date.now(), token: "feedbeef" });
     renameSync(path.join(docLock, stale), path.join(docLock, fresh));
     expect(manager(10_000).free(docLock, stale)).toBe(false);
     expect(entries(docLock)).toEqual([fresh]);
@@ -119,7 +123,7 @@ describe("locks", () => {
     // holder's entry to its own); the stalled holder's release then frees nothing.
     const release = await manager(10_000).acquire(["doc:d"]);
     const [mine] = entries(docLock);
-    const taker = heldEntry({ pid: livePid(), host: hostTag(hostname()), startedAt: Date.now(), token: "c0ffee00" });
+    const taker = heldLockEntry({ pid: livePid(), host: lockHostTag(hostname()), startedAt: Date.now(), token: "c0ffee00" });
     renameSync(path.join(docLock, mine!), path.join(docLock, taker));
     release();
     expect(entries(docLock)).toEqual([taker]);
@@ -157,8 +161,7 @@ describe("locks", () => {
 
   it("serializes read-modify-writes of two store instances on one directory", async () => {
     const { dir, store } = setup();
-    const other = createFsStore({ dir });
-    stores.push(other);
+    const other = dirs.track(createFsStore({ dir }));
     await Promise.all(
       [store, other].flatMap((target) =>
         Array.from({ length: 10 }, () => value(updateDoc<{ n: number }>(target.docs, ["counter"], (current) => ({ n: (current?.value.n ?? 0) + 1 }), { retries: 200 }))),

@@ -17,10 +17,13 @@ import { z } from "zod";
  * - `lock-lost`: this process held a lock longer than `lockStaleMs` and another process took it
  *   over (raise `lockStaleMs`, or find what stalled the process);
  * - `lock-release-failed`: a lock could not be released after an operation (it will be judged
- *   stale later).
+ *   stale later);
+ * - `rewrote-marker`: the layout marker `_keel/store.json` was empty or torn (what a power cut
+ *   leaves of one written by a version that did not fsync it) and was written again when the
+ *   store was opened.
  */
 export interface FsStoreWarning {
-  type: "served-backup" | "quarantined" | "truncated-tail" | "took-over-stale-lock" | "lock-lost" | "lock-release-failed";
+  type: "served-backup" | "quarantined" | "truncated-tail" | "took-over-stale-lock" | "lock-lost" | "lock-release-failed" | "rewrote-marker";
   /** The file concerned. */
   location: string;
   message: string;
@@ -28,8 +31,25 @@ export interface FsStoreWarning {
 
 /** Options of {@link createFsStore}. */
 export interface FsStoreOptions {
-  /** The store's directory; created when missing. Every process sharing a store opens the same one. */
+  /**
+   * The store's directory; created when missing, unless `create: false`. Every process sharing a
+   * store opens the same one.
+   */
   dir: string;
+  /**
+   * `true` (default): a missing directory is created, and so are the store's internal
+   * directories and its layout marker `_keel/store.json`; a torn marker is written again and an
+   * older layout upgraded.
+   * `false`: open only a Keel store that is already there, and change nothing on disk when
+   * opening: a missing directory, or one without the marker, is `not_found` and nothing is
+   * created (what reading tools such as `keel inspect` use). A store that opening would mend is
+   * refused instead, also with nothing changed: an empty or torn marker is `corrupt`, an older
+   * layout `unsupported` (open it once with `create: true` to rewrite or upgrade it). Errors
+   * are thrown at construction, like every other open error. Once open, the store reads and
+   * writes as with `create: true` (operations take their key locks in `_keel/locks/`, a token
+   * that comes and goes, and keep the id sidecars of logs over 256 KiB, a cache).
+   */
+  create?: boolean;
   /**
    * The store's clock, for lease expiry and timestamps. Default the system clock. Processes
    * sharing a directory must share the clock too (the system clock of this host).
@@ -60,6 +80,7 @@ export interface FsStoreOptions {
 /** The zod schema of {@link FsStoreOptions}. */
 export const FsStoreOptionsSchema = z.strictObject({
   dir: z.string().min(1, "dir must be a directory path"),
+  create: z.boolean().optional(),
   clock: z.custom<Clock>((value) => typeof (value as Clock | undefined)?.now === "function", "clock must have now()").optional(),
   maxValueBytes: z.number().int().positive().optional(),
   lockStaleMs: z.number().int().min(100).max(MAX_DURATION_MS).optional(),

@@ -1,18 +1,14 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { updateDoc } from "@keel/store/kit";
-import { afterEach, expect, it } from "vitest";
+import { useTempDirs } from "@keel/testkit";
+import { expect, it } from "vitest";
 import { createFsStore, type FsStoreWarning } from "./index.js";
 
-const made: string[] = [];
-afterEach(() => {
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const dirs = useTempDirs("keel-fs-readme-");
 
 it("runs the README example", async () => {
-  const dir = path.join(mkdtempSync(path.join(tmpdir(), "keel-fs-readme-")), ".keel");
-  made.push(path.dirname(dir));
+  const dir = path.join(dirs.dir(), ".keel");
   const warnings: FsStoreWarning[] = [];
 
   // --- the README example, with `dir` for ".keel" ---

@@ -1,35 +1,22 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, readdirSync, statSync, writeFileSync, appendFileSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync, appendFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import type { KeelError } from "@keel/core";
 import type { KeelStore } from "@keel/store";
 import type { ResultAsync } from "neverthrow";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createFsStore, type FsStoreOptions, type FsStoreWarning } from "./index.js";
 import { encodeRecordLine } from "./internal/log-format.js";
-import { errOf as failure, okValue as value } from "@keel/testkit";
+import { errOf as failure, okValue as value, useTempDirs } from "@keel/testkit";
 
-const made: string[] = [];
-const stores: KeelStore[] = [];
-
-function tempDir(): string {
-  const dir = mkdtempSync(path.join(tmpdir(), "keel-fs-test-"));
-  made.push(dir);
-  return dir;
-}
+const dirs = useTempDirs("keel-fs-test-");
+const tempDir = () => dirs.dir();
 
 function open(dir: string, options: Omit<FsStoreOptions, "dir"> = {}): { store: KeelStore; warnings: FsStoreWarning[] } {
   const warnings: FsStoreWarning[] = [];
-  const store = createFsStore({ dir, onWarning: (warning) => warnings.push(warning), ...options });
-  stores.push(store);
+  const store = dirs.track(createFsStore({ dir, onWarning: (warning) => warnings.push(warning), ...options }));
   return { store, warnings };
 }
-
-afterEach(async () => {
-  for (const store of stores.splice(0)) await store.close();
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
 
 /** Every file under `dir`, relative, sorted. */
 function filesUnder(dir: string): string[] {

@@ -21,9 +21,15 @@ import { openFsStore } from "./internal/open-fs-store.js";
  *   process crash, and a machine restart ends every lease of the earlier boot (its fences fail;
  *   the next token is above every earlier one, through a durable boot epoch in `<dir>/_keel/boot.json`).
  *
+ * - Nothing under `dir` is followed out of it: a symbolic link, FIFO or device planted where the
+ *   store keeps a file or directory is never followed or opened (`corrupt`, reported by `check()`,
+ *   moved into quarantine by `check({ repair: true })`).
+ *
  * Capabilities: scope `host`, durability `fsync` (of documents and logs). Not for network file systems (NFS, SMB) or for
  * processes on several hosts. Throws a `KeelError` at once for bad options (`invalid_input`), a
- * directory that cannot be created (`io_failed`) or a newer on-disk layout (`unsupported`).
+ * directory that cannot be created (`io_failed`) or a newer on-disk layout (`unsupported`). With
+ * `create: false` nothing is created or changed when opening: no store there is `not_found`, and
+ * a store that opening would mend (a torn marker, an older layout) is refused (see {@link FsStoreOptions.create}).
  *
  * @example
  * ```ts

@@ -135,7 +135,10 @@ export function createDocListing(context: FsContext): DocListing {
         // A cursor at the prefix itself (or above it): every key below the prefix is after it.
         if (cursor && cursor.length <= prefix.length) cursor = undefined;
       }
-      yield* walk(context.paths.directoryOf(prefix), [...prefix], cursor);
+      const directory = context.paths.directoryOf(prefix);
+      // The prefix's own directory through the guard; below it, links are never walked into.
+      if (prefix.length > 0) context.guard.contain(directory);
+      yield* walk(directory, [...prefix], cursor);
     },
     added(key) {
       for (let depth = 0; depth < key.length; depth++) remembered.delete(context.paths.directoryOf(key.slice(0, depth)));

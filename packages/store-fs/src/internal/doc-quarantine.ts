@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import path from "node:path";
+import { KeelError } from "@keel/core";
 import type { QuarantineEntry } from "@keel/store";
 import { keyPath } from "@keel/store/kit";
 import { isoNow, type FsContext } from "./fs-context.js";
@@ -35,24 +36,36 @@ export function versionShownBy(bytes: Buffer | undefined): number {
 }
 
 /**
- * Moves the existing ones of `files` (a document's file and backup) into a new quarantine entry
- * with the reason. Returns the entry's directory, or `undefined` when none of the files exists.
+ * Moves the existing ones of `files` (a document's file and backup, or an entry the store will
+ * not follow or open: a symbolic link, a FIFO) into a new quarantine entry with the reason, each
+ * by one rename that moves the entry itself, never what a link points at. `names` are the names
+ * they get there (default: their own). Returns the entry's directory, or `undefined` when none
+ * of the files exists.
  */
-export async function quarantineFiles(context: FsContext, key: readonly string[], files: readonly string[], reason: string): Promise<string | undefined> {
+export async function quarantineFiles(
+  context: FsContext,
+  key: readonly string[],
+  files: readonly string[],
+  reason: string,
+  names: readonly string[] = files.map((file) => path.basename(file)),
+): Promise<string | undefined> {
   const present = files.filter((file) => {
     try {
-      return context.io.lstatSync(file).isFile();
+      return !context.io.lstatSync(file).isDirectory();
     } catch (error) {
       if (isErrno(error, "ENOENT")) return false;
       throw error;
     }
   });
   if (present.length === 0) return undefined;
+  // Never written through a link on the way (check({ repair: true }) mends `_keel` itself first).
+  context.guard.contain(quarantineDirectory(context));
   const at = isoNow(context);
   const entry = path.join(quarantineDirectory(context), `${at.replace(/[:.]/g, "-")}-${randomBytes(4).toString("hex")}`);
-  const reasonText = `${JSON.stringify({ format: QUARANTINE_FORMAT, key, from: present[0], files: present.map((file) => path.basename(file)), reason, at }, null, 2)}\n`;
+  const nameOf = (file: string) => names[files.indexOf(file)] ?? path.basename(file);
+  const reasonText = `${JSON.stringify({ format: QUARANTINE_FORMAT, key, from: present[0], files: present.map(nameOf), reason, at }, null, 2)}\n`;
   await writeFileDurably(context.io, path.join(entry, REASON_FILE), Buffer.from(reasonText), { root: context.paths.root, backup: false });
-  for (const file of present) context.io.renameSync(file, path.join(entry, path.basename(file)));
+  for (const file of present) context.io.renameSync(file, path.join(entry, nameOf(file)));
   await fsyncDirectory(context.io, entry);
   await fsyncDirectory(context.io, path.dirname(present[0]!));
   return entry;
@@ -63,9 +76,11 @@ export function listQuarantine(context: FsContext): QuarantineEntry[] {
   const directory = quarantineDirectory(context);
   let names: string[];
   try {
+    // Never listed through a link (check() reports one and moves it aside).
+    context.guard.contain(directory);
     names = context.io.readdirSync(directory).filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort();
   } catch (error) {
-    if (isErrno(error, "ENOENT")) return [];
+    if (isErrno(error, "ENOENT", "ENOTDIR") || KeelError.is(error, "corrupt")) return [];
     throw error;
   }
   return names.map((name): QuarantineEntry => {

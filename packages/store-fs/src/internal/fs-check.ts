@@ -1,16 +1,19 @@
 import path from "node:path";
 import { KeelError, canonicalJson, isSafeName, type JsonValue } from "@keel/core";
 import { type IntegrityProblem, type IntegrityRepair, type IntegrityReport } from "@keel/store";
-import { keyPath } from "@keel/store/kit";
+import { keyPath, LOCK_INIT_PREFIX, processAlive } from "@keel/store/kit";
 import { encodeDocEnvelope } from "./doc-envelope.js";
 import { listQuarantine, quarantineFiles, quarantinedSentence } from "./doc-quarantine.js";
 import { isoNow, type FsContext } from "./fs-context.js";
 import { inspectDoc, isDamaged, type DamagedDoc, type DocRead } from "./fs-docs.js";
-import { writeFileDurably } from "./fs-durable-write.js";
+import { ensureDirectory, writeFileDurably } from "./fs-durable-write.js";
+import { explainedBy, findInternalForeign, foreignKind, lockEntryMovable, quarantineForeign, type ForeignEntry } from "./fs-foreign.js";
 import { closeQuietly, isErrno } from "./fs-io.js";
 import { inspectLeaseDirectory } from "./fs-leases.js";
+import { createLeaseDirectory } from "./lease-entry.js";
 import { readBootRecord } from "./lease-epoch.js";
-import { INIT_PREFIX, processAlive, removeBuilding } from "./fs-lock.js";
+import { writeLayout } from "./store-layout.js";
+import { removeBuilding } from "./fs-lock.js";
 import {
   BACKUP_SUFFIX,
   INTERNAL_DIRECTORY,
@@ -29,13 +32,13 @@ interface Found {
   docs: { key: string[]; file: string }[];
   logs: { key: string[]; file: string }[];
   temporaries: string[];
-  /** Symbolic links inside the key tree (never followed). */
-  links: string[];
+  /** Symbolic links, FIFOs, devices and sockets inside the key tree (never followed or opened). */
+  foreign: ForeignEntry[];
 }
 
 /** Walks the key tree: documents, logs and leftover temporary files. */
 function walkTree(context: FsContext): Found {
-  const found: Found = { docs: [], logs: [], temporaries: [], links: [] };
+  const found: Found = { docs: [], logs: [], temporaries: [], foreign: [] };
   const docFiles = new Set<string>();
   const walk = (directory: string, segments: readonly string[]) => {
     let entries;
@@ -48,8 +51,9 @@ function walkTree(context: FsContext): Found {
     for (const entry of entries) {
       if (segments.length === 0 && entry.name === INTERNAL_DIRECTORY) continue;
       const full = path.join(directory, entry.name);
-      if (entry.isSymbolicLink()) {
-        found.links.push(full);
+      const what = foreignKind(entry);
+      if (what) {
+        found.foreign.push({ location: full, what, repair: "quarantine" });
         continue;
       }
       if (entry.isDirectory()) {
@@ -177,7 +181,7 @@ async function checkLog(context: FsContext, key: string[], file: string, repair:
   try {
     context.logIndex.forget(file);
     // From the start, never from an id sidecar: the check reads every byte (and saves a fresh sidecar of a big log).
-    const view = context.logIndex.open(file, repair ? "r+" : "r", undefined, true);
+    const view = context.logIndex.open(file, repair ? "r+" : "r", { whole: true });
     fd = view.fd;
     if (!view.tail || fd === undefined) return;
     const location = `${file}:${view.tail.offset}`;
@@ -207,16 +211,53 @@ async function checkLog(context: FsContext, key: string[], file: string, repair:
   }
 }
 
+/** The names in one of the internal directories; none when it is missing or foreign (never listed through a link). */
 function listDirectory(context: FsContext, directory: string): string[] {
   try {
+    context.guard.contain(directory);
     return context.io.readdirSync(directory).map((entry) => entry.name);
   } catch (error) {
-    if (isErrno(error, "ENOENT")) return [];
+    if (isErrno(error, "ENOENT", "ENOTDIR") || KeelError.is(error, "corrupt")) return [];
     throw error;
   }
 }
 
-async function checkLeases(context: FsContext, repair: boolean, findings: Findings): Promise<void> {
+/** True when `location` is a real directory (not a link to one). */
+function isDirectory(context: FsContext, location: string): boolean {
+  try {
+    return context.io.lstatSync(location).isDirectory();
+  } catch (error) {
+    if (isErrno(error, "ENOENT")) return false;
+    throw error;
+  }
+}
+
+/** True when `directory` has no entry (what a power cut may leave of a lock or lease directory). */
+function isEmptyDirectory(context: FsContext, directory: string): boolean {
+  try {
+    return context.io.readdirSync(directory).length === 0;
+  } catch (error) {
+    if (isErrno(error, "ENOENT", "ENOTDIR")) return false;
+    throw error;
+  }
+}
+
+/** Reports, or with `repair` rebuilds, an empty lock or lease directory: read as free (never held) meanwhile. */
+async function checkEmpty(location: string, what: "lock" | "lease", repair: boolean, findings: Findings, rebuild: () => Promise<void>): Promise<void> {
+  const reading = what === "lock" ? "read as a free lock" : "read as a lease never held";
+  if (!repair) {
+    findings.problems.push({
+      code: "orphan",
+      location,
+      message: `an empty ${what} directory, as a power cut leaves one whose entry was not durable yet; ${reading} (the next change rebuilds it); check({ repair: true }) rebuilds it now`,
+    });
+    return;
+  }
+  await rebuild();
+  findings.repaired.push({ action: "removed-stale-lock", location, message: `rebuilt an empty ${what} directory (a power cut before its entry was durable), ${reading}` });
+}
+
+async function checkLeases(context: FsContext, repair: boolean, findings: Findings, foreign: ReadonlySet<string>): Promise<void> {
   const names = listDirectory(context, context.paths.leases);
   checkTemporaries(
     context,
@@ -226,20 +267,27 @@ async function checkLeases(context: FsContext, repair: boolean, findings: Findin
   );
   for (const name of names) {
     const location = path.join(context.paths.leases, name);
-    if (name.startsWith(INIT_PREFIX)) {
+    if (name.startsWith(LOCK_INIT_PREFIX)) {
       checkBuilding(context, location, name, repair, findings, "a lease directory");
       continue;
     }
-    if (name.startsWith(".")) continue;
-    if (!isSafeName(name) || !context.io.statSync(location).isDirectory()) {
+    if (name.startsWith(".") || foreign.has(location)) continue;
+    if (!isSafeName(name) || !isDirectory(context, location)) {
       // A layout-1 lease file that could not be moved over (damaged), or something the store did not make.
       findings.problems.push({ code: "corrupt", location, message: `${location} is not a lease directory; not repairable` });
+      continue;
+    }
+    if (isEmptyDirectory(context, location)) {
+      await checkEmpty(location, "lease", repair, findings, () => createLeaseDirectory(context.io, context.paths, name));
       continue;
     }
     const problem = inspectLeaseDirectory(context, name);
     if (problem) findings.problems.push({ code: "corrupt", location, message: `${problem}; not repairable` });
   }
+  if (foreign.has(context.paths.boot) || foreign.has(context.paths.internal)) return;
   try {
+    // Not through a link on the way (a foreign `_keel` is reported above).
+    context.guard.contain(context.paths.internal);
     readBootRecord(context);
   } catch (error) {
     if (!KeelError.is(error, "corrupt")) throw error;
@@ -249,7 +297,7 @@ async function checkLeases(context: FsContext, repair: boolean, findings: Findin
 
 /** A directory being built (`.init.<pid>.…`) whose builder died before renaming it into place. */
 function checkBuilding(context: FsContext, location: string, name: string, repair: boolean, findings: Findings, what: string): void {
-  const pid = Number(name.slice(INIT_PREFIX.length).split(".")[0]);
+  const pid = Number(name.slice(LOCK_INIT_PREFIX.length).split(".")[0]);
   if (pid === process.pid || processAlive(pid)) return;
   if (repair) {
     removeBuilding(context.io, location);
@@ -259,11 +307,17 @@ function checkBuilding(context: FsContext, location: string, name: string, repai
   }
 }
 
-function checkLocks(context: FsContext, repair: boolean, findings: Findings): void {
+async function checkLocks(context: FsContext, repair: boolean, findings: Findings): Promise<void> {
   for (const name of listDirectory(context, context.paths.locks)) {
     const location = path.join(context.paths.locks, name);
-    if (name.startsWith(INIT_PREFIX)) {
+    if (name.startsWith(LOCK_INIT_PREFIX)) {
       checkBuilding(context, location, name, repair, findings, "a lock directory");
+      continue;
+    }
+    // A link in place of a lock directory is a foreign entry (never listed through).
+    if (!isDirectory(context, location)) continue;
+    if (isEmptyDirectory(context, location)) {
+      await checkEmpty(location, "lock", repair, findings, () => context.locks.initialize(location));
       continue;
     }
     const seen = context.locks.inspect(location);
@@ -289,22 +343,64 @@ function checkLocks(context: FsContext, repair: boolean, findings: Findings): vo
  */
 export async function checkStore(context: FsContext, repair: boolean): Promise<IntegrityReport> {
   const findings: Findings = { repaired: [], problems: [] };
+  // Foreign entries of the internal area first: with repair, `_keel` and its directories are
+  // made sound before anything below uses them.
+  const internalForeign = findInternalForeign(context);
+  for (const entry of internalForeign) await checkForeign(context, entry, repair, findings);
+  const unmended = new Set(findings.problems.map((problem) => problem.location));
+  if (repair && internalForeign.length > 0) await remakeInternal(context);
   // Locks first: the document and log checks below take locks themselves.
-  checkLocks(context, repair, findings);
+  await checkLocks(context, repair, findings);
   const found = walkTree(context);
   checkTemporaries(context, found.temporaries, repair, findings);
   // Staging files of id sidecars a crash left behind (the sidecars themselves are caches, checked on load).
   const sidecarStaging = listDirectory(context, context.paths.logSidecars).filter((name) => temporaryFileWriter(name) !== undefined);
   checkTemporaries(context, sidecarStaging.map((name) => path.join(context.paths.logSidecars, name)), repair, findings);
-  for (const link of found.links) {
-    findings.problems.push({
-      code: "link",
-      location: link,
-      message: `a symbolic link inside the store; the store never follows one (keys under it cannot be written or read): move what it points at into the store, or remove it`,
-    });
+  for (const entry of found.foreign) await checkForeign(context, entry, repair, findings);
+  const foreign = new Set([...unmended, ...findings.problems.map((problem) => problem.location)]);
+  for (const doc of found.docs) {
+    try {
+      await checkDoc(context, doc.key, repair, findings);
+    } catch (error) {
+      // A document whose file is foreign while its backup is not: reported above.
+      if (!explainedBy(error, foreign)) throw error;
+    }
   }
-  for (const doc of found.docs) await checkDoc(context, doc.key, repair, findings);
   for (const log of found.logs) await checkLog(context, log.key, log.file, repair, findings);
-  await checkLeases(context, repair, findings);
+  await checkLeases(context, repair, findings, foreign);
   return { ok: findings.problems.length === 0, ...findings, quarantined: listQuarantine(context) };
+}
+
+/** Reports a foreign entry, or with `repair` moves it into quarantine (see fs-foreign.ts). */
+async function checkForeign(context: FsContext, entry: ForeignEntry, repair: boolean, findings: Findings): Promise<void> {
+  const { location, what } = entry;
+  const code = what === "a symbolic link" ? "link" : "corrupt";
+  const movable = entry.repair === "quarantine" || (entry.repair === "lock-entry" && lockEntryMovable(context, location));
+  if (!repair || !movable) {
+    const remedy =
+      entry.repair === "report"
+        ? "the store only renames a lease entry, never opens it, so nothing outside is reached; it is left in place (its name is the lease's state): replace it by an empty file of the same name when no process uses the store"
+        : entry.repair === "lock-entry" && repair
+          ? "the store only renames a lock entry, never opens it; it is moved aside once the lock is free or stale"
+          : "check({ repair: true }) moves it into quarantine";
+    findings.problems.push({ code, location, message: `${what} where the store keeps its own file or directory; the store never follows or opens it (what needs it answers corrupt); ${remedy}` });
+    return;
+  }
+  const reason = `${what} where the store keeps its own file or directory; moved aside by check({ repair: true }) without following it`;
+  const quarantined = await quarantineForeign(context, entry, reason);
+  if (entry.repair === "lock-entry" && isEmptyDirectory(context, path.dirname(location))) await context.locks.initialize(path.dirname(location));
+  findings.repaired.push({ action: "quarantined", location, message: `${reason}; ${quarantined ? `kept in ${quarantined}` : "it was gone already"}` });
+}
+
+/** Makes the internal directories and the layout marker again after a repair moved a foreign entry away from them. */
+async function remakeInternal(context: FsContext): Promise<void> {
+  const { io, paths } = context;
+  await ensureDirectory(io, paths.root, paths.locks);
+  await ensureDirectory(io, paths.root, paths.leases);
+  try {
+    io.lstatSync(paths.marker);
+  } catch (error) {
+    if (!isErrno(error, "ENOENT")) throw error;
+    writeLayout(io, paths);
+  }
 }

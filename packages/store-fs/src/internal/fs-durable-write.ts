@@ -1,20 +1,21 @@
-import fs from "node:fs";
 import path from "node:path";
-import { closeQuietly, fsyncDirectory, isErrno, unlinkQuietly, writeAll, type FsIo } from "./fs-io.js";
+import { closeQuietly, fsyncDirectory, fsyncDirectorySync, isErrno, notStoreFile, OPEN_CREATE_EXCLUSIVE, unlinkQuietly, writeAll, type FsIo } from "./fs-io.js";
 import { BACKUP_SUFFIX, temporaryPath } from "./fs-paths.js";
 
-const CREATE_EXCLUSIVE = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL;
 
 /**
- * Creates `directory` and its missing ancestors below `root`, fsyncing the parent of each one
- * created so that the new entries survive a power loss.
+ * The directories from `directory` up to (not including) `root` that are missing, deepest
+ * first. A link, a FIFO or a device on the way is refused ({@link notStoreFile}): never
+ * followed, never created through (a plain file fails with `ENOTDIR`).
  */
-export async function ensureDirectory(io: FsIo, root: string, directory: string): Promise<void> {
+function missingDirectories(io: FsIo, root: string, directory: string): string[] {
   const missing: string[] = [];
   let current = directory;
   while (current.length > root.length && current.startsWith(root)) {
     try {
-      if (io.statSync(current).isDirectory()) break;
+      const stat = io.lstatSync(current);
+      if (stat.isDirectory()) break;
+      if (!stat.isFile()) throw notStoreFile(current);
       throw Object.assign(new Error(`${current} exists and is not a directory`), { code: "ENOTDIR", path: current });
     } catch (error) {
       if (!isErrno(error, "ENOENT")) throw error;
@@ -22,13 +23,37 @@ export async function ensureDirectory(io: FsIo, root: string, directory: string)
     missing.push(current);
     current = path.dirname(current);
   }
-  for (const created of missing.reverse()) {
-    try {
-      io.mkdirSync(created);
-    } catch (error) {
-      if (!isErrno(error, "EEXIST")) throw error;
-    }
+  return missing;
+}
+
+/** Makes `created`, a directory whose parent exists; true unless another process made it first. */
+function makeDirectory(io: FsIo, created: string): boolean {
+  try {
+    io.mkdirSync(created);
+    return true;
+  } catch (error) {
+    if (!isErrno(error, "EEXIST")) throw error;
+    if (!io.lstatSync(created).isDirectory()) throw notStoreFile(created);
+    return false;
+  }
+}
+
+/**
+ * Creates `directory` and its missing ancestors below `root`, fsyncing the parent of each one
+ * created so that the new entries survive a power loss.
+ */
+export async function ensureDirectory(io: FsIo, root: string, directory: string): Promise<void> {
+  for (const created of missingDirectories(io, root, directory).reverse()) {
+    makeDirectory(io, created);
     await fsyncDirectory(io, path.dirname(created));
+  }
+}
+
+/** {@link ensureDirectory}, synchronously (while a store is opened). */
+export function ensureDirectorySync(io: FsIo, root: string, directory: string): void {
+  for (const created of missingDirectories(io, root, directory).reverse()) {
+    makeDirectory(io, created);
+    fsyncDirectorySync(io, path.dirname(created));
   }
 }
 
@@ -55,11 +80,11 @@ export async function writeFileDurably(io: FsIo, target: string, bytes: Uint8Arr
   let backupStaging: string | undefined;
   try {
     try {
-      fd = io.openSync(staging, CREATE_EXCLUSIVE, 0o644);
+      fd = io.openSync(staging, OPEN_CREATE_EXCLUSIVE, 0o644);
     } catch (error) {
       if (!isErrno(error, "ENOENT")) throw error;
       await ensureDirectory(io, options.root, directory);
-      fd = io.openSync(staging, CREATE_EXCLUSIVE, 0o644);
+      fd = io.openSync(staging, OPEN_CREATE_EXCLUSIVE, 0o644);
     }
     writeAll(io, fd, bytes, 0);
     const syncing = io.fsync(fd);
@@ -96,22 +121,38 @@ export async function writeFileDurably(io: FsIo, target: string, bytes: Uint8Arr
 }
 
 /**
+ * Replaces `target` with `bytes` atomically and durably, synchronously and without a backup:
+ * staging file → write → fsync → rename → fsync the directory. For the few small files written
+ * while a store is opened, whose loss in a power cut would make the store unopenable or lose a
+ * lease's holder (the layout marker, a long holder's name at a layout upgrade).
+ */
+export function writeFileDurablySync(io: FsIo, target: string, bytes: Uint8Array): void {
+  replaceFileSync(io, target, bytes, true);
+  fsyncDirectorySync(io, path.dirname(target));
+}
+
+/**
  * Replaces `target` with `bytes` atomically but without fsync (a staging file renamed over it):
- * for the few small files written synchronously when a store is opened, whose loss in a machine
- * crash is harmless (they are written again the next time).
+ * for caches whose loss or damage in a machine crash is harmless (the id sidecars of logs, checked
+ * on load and rebuilt).
  */
 export function writeFileAtomicSync(io: FsIo, target: string, bytes: Uint8Array): void {
+  replaceFileSync(io, target, bytes, false);
+}
+
+/** Staging file → write → (fsync) → rename over `target`; a failed write leaves no staging file behind. */
+function replaceFileSync(io: FsIo, target: string, bytes: Uint8Array, fsync: boolean): void {
   const staging = temporaryPath(target);
   try {
-    const fd = io.openSync(staging, CREATE_EXCLUSIVE, 0o644);
+    const fd = io.openSync(staging, OPEN_CREATE_EXCLUSIVE, 0o644);
     try {
       writeAll(io, fd, bytes, 0);
+      if (fsync) io.fsyncSync(fd);
     } finally {
       io.closeSync(fd);
     }
     io.renameSync(staging, target);
   } catch (error) {
-    // A failed write leaves no staging file behind.
     unlinkQuietly(io, staging);
     throw error;
   }

@@ -11,7 +11,18 @@ import { KeelError, type JsonValue } from "@keel/core";
  * milliseconds, are asynchronous.
  */
 export interface FsIo {
-  openSync(path: string, flags: string | number, mode?: number): number;
+  /**
+   * Opens a file with numeric `flags` ({@link OPEN_READ}, …). The real one adds `O_NOFOLLOW`
+   * and `O_NONBLOCK` and refuses anything but a regular file (or, with `O_DIRECTORY`, a
+   * directory): see {@link openContained}.
+   */
+  openSync(path: string, flags: number, mode?: number): number;
+  /**
+   * Opens an existing regular file with `flags` ({@link OPEN_READ} or {@link OPEN_READ_WRITE})
+   * and returns its `fstat` too: the check that it is a regular file is the `fstat` the caller
+   * needs anyway (a log's size).
+   */
+  openFileSync(path: string, flags: number): { fd: number; stat: Stats };
   closeSync(fd: number): void;
   writeSync(fd: number, buffer: Uint8Array, offset: number, length: number, position: number | null): number;
   readSync(fd: number, buffer: Uint8Array, offset: number, length: number, position: number): number;
@@ -29,26 +40,100 @@ export interface FsIo {
   rmdirSync(path: string): void;
   readdirSync(path: string): Dirent[];
   fsync(fd: number): Promise<void>;
+  /** `fsync` for the few writes made while a store is opened (synchronous, once per store). */
+  fsyncSync(fd: number): void;
   fdatasync(fd: number): Promise<void>;
 }
+
+// O_NOFOLLOW, O_NONBLOCK and O_DIRECTORY are POSIX (the store supports Linux and macOS).
+const { O_RDONLY, O_RDWR, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW = 0, O_NONBLOCK = 0, O_DIRECTORY = 0 } = fs.constants;
+/** Open flags: read a file. */
+export const OPEN_READ = O_RDONLY;
+/** Open flags: read and write a file (a log being appended to). */
+export const OPEN_READ_WRITE = O_RDWR;
+/** Open flags: create a new file, failing when the name exists (staging files, lock and lease entries). */
+export const OPEN_CREATE_EXCLUSIVE = O_WRONLY | O_CREAT | O_EXCL;
+/** Open flags: a directory (to fsync it); anything else fails with `ENOTDIR`. */
+export const OPEN_DIRECTORY = O_RDONLY | O_DIRECTORY;
 
 const promisified =
   (call: (fd: number, callback: (error: NodeJS.ErrnoException | null) => void) => void) =>
   (fd: number): Promise<void> =>
     new Promise((resolve, reject) => call(fd, (error) => (error ? reject(error) : resolve())));
 
-/** One read of this size takes a whole small file (documents, markers) without asking its size first. */
+/** What an entry found where the store expects one of its files is, for a refusal's message. */
+function describeEntry(path: string): string {
+  try {
+    const stat = fs.lstatSync(path);
+    if (stat.isSymbolicLink()) return "a symbolic link";
+    if (stat.isFIFO()) return "a FIFO";
+    if (stat.isCharacterDevice() || stat.isBlockDevice()) return "a device";
+    if (stat.isSocket()) return "a socket";
+    if (stat.isDirectory()) return "a directory";
+  } catch {
+    // gone meanwhile: the generic words below
+  }
+  return "not a regular file";
+}
+
+/**
+ * The `corrupt` refusal of an entry the store will not open: a symbolic link (never followed,
+ * wherever it points), a FIFO, a device or a socket where the store expects its own file.
+ */
+export function notStoreFile(path: string, what = describeEntry(path)): KeelError {
+  return new KeelError(
+    "corrupt",
+    `${path} is ${what}, not a file the store wrote; the store never follows or opens one (check() reports it, check({ repair: true }) moves it into quarantine)`,
+    { details: { location: path, problem: what }, retryable: false },
+  );
+}
+
+/**
+ * The one place the store opens a path: with `O_NOFOLLOW` (a symbolic link as the last
+ * component fails with `ELOOP` instead of being followed; the directories on the way are the
+ * {@link PathGuard}'s part) and `O_NONBLOCK` (a FIFO or a device cannot block the open). An
+ * open that may find an existing entry is then checked with `fstat` to be a regular file (a
+ * directory with `O_DIRECTORY`, which the kernel checks itself); an exclusive create made a new
+ * file and needs no check. Anything else is closed unread and refused ({@link notStoreFile}).
+ */
+export function openContained(path: string, flags: number, mode?: number): { fd: number; stat: Stats | undefined } {
+  let fd: number;
+  try {
+    fd = fs.openSync(path, flags | O_NOFOLLOW | O_NONBLOCK, mode);
+  } catch (error) {
+    // ELOOP: a link; ENXIO: a FIFO without reader, or a device without driver.
+    if (isErrno(error, "ELOOP", "ENXIO")) throw notStoreFile(path);
+    if ((flags & O_DIRECTORY) !== 0 && isErrno(error, "ENOTDIR")) throw notStoreFile(path);
+    throw error;
+  }
+  if ((flags & O_DIRECTORY) !== 0 || (flags & (O_CREAT | O_EXCL)) === (O_CREAT | O_EXCL)) return { fd, stat: undefined };
+  let stat: Stats;
+  try {
+    stat = fs.fstatSync(fd);
+  } catch (error) {
+    fs.closeSync(fd);
+    throw error;
+  }
+  if (!stat.isFile()) {
+    fs.closeSync(fd);
+    throw notStoreFile(path);
+  }
+  return { fd, stat };
+}
+
+/** Files up to this size are read into one reused buffer. */
 const SMALL_FILE_BYTES = 64 * 1024;
 let readBuffer: Buffer | undefined;
 
 /**
- * Reads a whole file: one `read` into a reused buffer for a file under 64 KiB (open, read,
- * close: no `fstat` for its size), else `fs.readFileSync`. The store's files are replaced by
- * rename, never written in place, so a short read is the end of the file.
+ * Reads a whole file ({@link openContained}: never through a link, never a FIFO or device):
+ * one `read` into a reused buffer for a file under 64 KiB, else `fs.readFileSync`. The store's
+ * files are replaced by rename, never written in place, so a short read is the end of the file.
  */
 function readWholeFile(path: string): Buffer {
-  const fd = fs.openSync(path, "r");
+  const { fd, stat } = openContained(path, O_RDONLY);
   try {
+    if (stat!.size >= SMALL_FILE_BYTES) return fs.readFileSync(fd);
     readBuffer ??= Buffer.allocUnsafe(SMALL_FILE_BYTES);
     const count = fs.readSync(fd, readBuffer, 0, SMALL_FILE_BYTES, 0);
     // A copy: the buffer is reused by the next read.
@@ -61,7 +146,11 @@ function readWholeFile(path: string): Buffer {
 
 /** The real file system. */
 export const nodeFsIo: FsIo = {
-  openSync: (path, flags, mode) => fs.openSync(path, flags, mode),
+  openSync: (path, flags, mode) => openContained(path, flags, mode).fd,
+  openFileSync: (path, flags) => {
+    const { fd, stat } = openContained(path, flags & ~(O_CREAT | O_EXCL | O_DIRECTORY));
+    return { fd, stat: stat! };
+  },
   closeSync: (fd) => fs.closeSync(fd),
   writeSync: (fd, buffer, offset, length, position) => fs.writeSync(fd, buffer, offset, length, position),
   readSync: (fd, buffer, offset, length, position) => fs.readSync(fd, buffer, offset, length, position),
@@ -80,6 +169,7 @@ export const nodeFsIo: FsIo = {
   rmdirSync: (path) => fs.rmdirSync(path),
   readdirSync: (path) => fs.readdirSync(path, { withFileTypes: true }),
   fsync: promisified(fs.fsync),
+  fsyncSync: (fd) => fs.fsyncSync(fd),
   fdatasync: promisified(fs.fdatasync),
 };
 
@@ -146,19 +236,40 @@ export function readAt(io: FsIo, fd: number, position: number, length: number): 
   return filled === length ? buffer : buffer.subarray(0, filled);
 }
 
-/** Fsyncs a directory so that renames and creations in it survive a power loss (best effort where unsupported). */
-export async function fsyncDirectory(io: FsIo, directory: string): Promise<void> {
-  let fd: number;
+/** Opens a directory to fsync it, or `undefined` where directories cannot be opened (Windows). */
+function openDirectory(io: FsIo, directory: string): number | undefined {
   try {
-    fd = io.openSync(directory, "r");
+    return io.openSync(directory, OPEN_DIRECTORY);
   } catch (error) {
-    if (process.platform === "win32" && isErrno(error, "EPERM", "EISDIR")) return;
+    if (process.platform === "win32" && isErrno(error, "EPERM", "EISDIR")) return undefined;
     throw error;
   }
+}
+
+/** Errors of an fsync the file system does not support for directories (best effort there). */
+const UNSUPPORTED_FSYNC = ["EINVAL", "ENOTSUP", "EPERM", "EISDIR"];
+
+/** Fsyncs a directory so that renames and creations in it survive a power loss (best effort where unsupported). */
+export async function fsyncDirectory(io: FsIo, directory: string): Promise<void> {
+  const fd = openDirectory(io, directory);
+  if (fd === undefined) return;
   try {
     await io.fsync(fd);
   } catch (error) {
-    if (!isErrno(error, "EINVAL", "ENOTSUP", "EPERM", "EISDIR")) throw error;
+    if (!isErrno(error, ...UNSUPPORTED_FSYNC)) throw error;
+  } finally {
+    io.closeSync(fd);
+  }
+}
+
+/** {@link fsyncDirectory}, synchronously (for the writes made while a store is opened). */
+export function fsyncDirectorySync(io: FsIo, directory: string): void {
+  const fd = openDirectory(io, directory);
+  if (fd === undefined) return;
+  try {
+    io.fsyncSync(fd);
+  } catch (error) {
+    if (!isErrno(error, ...UNSUPPORTED_FSYNC)) throw error;
   } finally {
     io.closeSync(fd);
   }
@@ -198,8 +309,7 @@ export function withModes(io: FsIo, modes: FsModes): FsIo {
   return {
     ...io,
     openSync: (path, flags, mode) => {
-      const creates = typeof flags === "number" ? (flags & fs.constants.O_CREAT) !== 0 : /[wa]/.test(flags);
-      return io.openSync(path, flags, creates ? modes.file : mode);
+      return io.openSync(path, flags, (flags & O_CREAT) !== 0 ? modes.file : mode);
     },
     mkdirSync: (path) => io.mkdirSync(path, modes.directory),
   };

@@ -43,11 +43,21 @@ function rememberEntry(context: FsContext, name: string, entry: LeaseEntry): voi
 const MAX_RACES = 1000;
 
 /**
+ * The directory of lease `name`, through the store's path guard: one replaced by a symbolic
+ * link (or with one on the way) is refused as `corrupt`, never listed or renamed into.
+ */
+function containedLeaseDirectory(context: FsContext, name: string): string {
+  const directory = leaseDirectory(context.paths, name);
+  context.guard.contain(directory);
+  return directory;
+}
+
+/**
  * Reads lease `name`: from the entry this store instance last saw, when it is still there (one
  * `stat`), else by listing the directory. `undefined` when the lease never existed.
  */
 export function readLeaseEntry(context: FsContext, name: string): LeaseEntry | undefined {
-  const directory = leaseDirectory(context.paths, name);
+  const directory = containedLeaseDirectory(context, name);
   const cached = context.leaseEntries.get(name);
   if (cached && entryExists(context.io, directory, cached.entry)) return cached;
   const listed = listLeaseEntry(context.io, directory, context.holders);
@@ -151,7 +161,7 @@ export async function holdFence(context: FsContext, fence: Fence, floor: number)
     const own = context.ownLeases.get(fence.lease);
     if (own === fence.token) {
       const entry = context.leaseEntries.get(fence.lease);
-      if (entry?.state && entryExists(context.io, leaseDirectory(context.paths, fence.lease), entry.entry)) {
+      if (entry?.state && entryExists(context.io, containedLeaseDirectory(context, fence.lease), entry.entry)) {
         const now = context.clock.now();
         const checked = checkFenceInThisBoot(entry.state, fence, now, floor);
         if (checked.isErr()) throw checked.error;
@@ -187,7 +197,7 @@ type Change<T> = { write: false; value: T } | { write: true; next: LeaseState; c
  */
 async function changeLease<T>(context: FsContext, name: string, decide: (current: LeaseEntry) => Change<T>): Promise<T> {
   const resource = leaseResource(name);
-  const directory = leaseDirectory(context.paths, name);
+  const directory = containedLeaseDirectory(context, name);
   const local = await context.locks.acquireLocal(resource);
   let crossProcess: (() => void) | undefined;
   try {

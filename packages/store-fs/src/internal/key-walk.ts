@@ -37,6 +37,9 @@ export function collectKeys(
       }
     }
   };
-  walk(context.paths.directoryOf(prefix), prefix);
+  const directory = context.paths.directoryOf(prefix);
+  // The prefix's own directory through the guard; below it, links are never walked into.
+  if (prefix.length > 0) context.guard.contain(directory);
+  walk(directory, prefix);
   return keys;
 }

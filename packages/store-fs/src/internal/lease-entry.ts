@@ -1,10 +1,10 @@
 import { createHash, randomBytes } from "node:crypto";
 import path from "node:path";
 import { KeelError } from "@keel/core";
-import type { LeaseState } from "@keel/store/kit";
-import { INIT_PREFIX, removeBuilding } from "./fs-lock.js";
-import { writeFileAtomicSync, writeFileDurably } from "./fs-durable-write.js";
-import { fsyncDirectory, isErrno, type FsIo } from "./fs-io.js";
+import { LOCK_INIT_PREFIX, type LeaseState } from "@keel/store/kit";
+import { removeBuilding } from "./fs-lock.js";
+import { ensureDirectorySync, writeFileDurablySync, writeFileDurably } from "./fs-durable-write.js";
+import { fsyncDirectory, fsyncDirectorySync, isErrno, OPEN_CREATE_EXCLUSIVE, type FsIo } from "./fs-io.js";
 import type { StorePaths } from "./fs-paths.js";
 
 /**
@@ -67,17 +67,23 @@ function digestOf(holder: string): string {
 export interface HolderBook {
   /** The code of `holder`, writing its file first when it is long. */
   code(holder: string): Promise<string>;
-  /** {@link HolderBook.code} without fsync (the layout upgrade at open, which is synchronous). */
+  /** {@link HolderBook.code}, synchronously (the layout upgrade at open). */
   codeSync(holder: string): string;
   /** The holder a code names; `corrupt` when its file is missing or damaged. */
   holder(code: string, location: string): string;
 }
 
-/** Creates the {@link HolderBook} of one store. */
-export function createHolderBook(io: FsIo, paths: StorePaths): HolderBook {
+/**
+ * Creates the {@link HolderBook} of one store. `contain` is the store's path guard: the
+ * holders' directory is never used through a link.
+ */
+export function createHolderBook(io: FsIo, paths: StorePaths, contain: (directory: string) => void): HolderBook {
   const known = new Map<string, string>();
   const directory = holdersDirectory(paths);
-  const fileOf = (digest: string) => path.join(directory, digest);
+  const fileOf = (digest: string) => {
+    contain(directory);
+    return path.join(directory, digest);
+  };
   const inline = (holder: string) => {
     const code = Buffer.from(holder, "utf8").toString("base64url");
     return code.length <= INLINE_HOLDER_MAX ? code : undefined;
@@ -87,7 +93,9 @@ export function createHolderBook(io: FsIo, paths: StorePaths): HolderBook {
       const code = inline(holder);
       if (code !== undefined) return code;
       const digest = digestOf(holder);
-      if (known.get(digest) !== holder && !entryExists(io, directory, digest)) {
+      if (known.get(digest) === holder) return `~${digest}`;
+      contain(directory);
+      if (!entryExists(io, directory, digest)) {
         await writeFileDurably(io, fileOf(digest), Buffer.from(holder, "utf8"), { root: paths.root, backup: false });
       }
       known.set(digest, holder);
@@ -97,13 +105,10 @@ export function createHolderBook(io: FsIo, paths: StorePaths): HolderBook {
       const code = inline(holder);
       if (code !== undefined) return code;
       const digest = digestOf(holder);
+      contain(directory);
       if (!entryExists(io, directory, digest)) {
-        try {
-          io.mkdirSync(directory);
-        } catch (error) {
-          if (!isErrno(error, "EEXIST")) throw error;
-        }
-        writeFileAtomicSync(io, fileOf(digest), Buffer.from(holder, "utf8"));
+        ensureDirectorySync(io, paths.root, directory);
+        writeFileDurablySync(io, fileOf(digest), Buffer.from(holder, "utf8"));
       }
       known.set(digest, holder);
       return `~${digest}`;
@@ -146,9 +151,11 @@ export function decodeEntry(entry: string, holders: HolderBook, location: string
 }
 
 /**
- * Reads a lease directory: its one entry, or `undefined` when the directory does not exist.
- * A listing can see a rename half-way (the old and the new name): it is read again. Anything
- * else than one state entry is `corrupt`.
+ * Reads a lease directory: its one entry, or `undefined` when the directory does not exist or
+ * is empty (what a power cut may leave of one whose entry was not durable yet: never held, and
+ * built again by the next change, see {@link createLeaseDirectory}). A listing can see a rename
+ * half-way (the old and the new name): it is read again. Anything else than one state entry is
+ * `corrupt`.
  */
 export function listLeaseEntry(io: FsIo, directory: string, holders: HolderBook): LeaseEntry | undefined {
   for (let attempt = 0; ; attempt++) {
@@ -159,6 +166,7 @@ export function listLeaseEntry(io: FsIo, directory: string, holders: HolderBook)
       if (isErrno(error, "ENOENT")) return undefined;
       throw error;
     }
+    if (names.length === 0) return undefined;
     if (names.length === 1) {
       const decoded = decodeEntry(names[0]!, holders, directory);
       if (decoded) return decoded;
@@ -168,10 +176,10 @@ export function listLeaseEntry(io: FsIo, directory: string, holders: HolderBook)
   }
 }
 
-/** True when `entry` is in `directory` now (one `stat`). */
+/** True when `entry` is in `directory` now (one `lstat`: an entry is only ever renamed, never followed). */
 export function entryExists(io: FsIo, directory: string, entry: string): boolean {
   try {
-    io.statSync(`${directory}${path.sep}${entry}`);
+    io.lstatSync(`${directory}${path.sep}${entry}`);
     return true;
   } catch (error) {
     if (isErrno(error, "ENOENT", "ENOTDIR")) return false;
@@ -180,26 +188,78 @@ export function entryExists(io: FsIo, directory: string, entry: string): boolean
 }
 
 /**
- * Creates the directory of lease `name` holding `state` (token 0: never held), unless it
- * exists: built whole under a temporary name and renamed into place, so that no process ever
- * sees it without its entry. True when this call made it. The caller fsyncs the leases directory.
+ * Builds the directory of lease `name` holding `state` (token 0: never held) under a temporary
+ * name: the directory with its entry, fsynced so that the entry is durable before the directory
+ * can be seen. The caller renames it into place ({@link placeLeaseDirectory}).
  */
-export function createLeaseDirectorySync(io: FsIo, paths: StorePaths, name: string, state: LeaseState, code: string): boolean {
-  const building = path.join(paths.leases, `${INIT_PREFIX}${process.pid}.${randomBytes(6).toString("hex")}`);
-  io.mkdirSync(building);
+function buildLeaseDirectory(io: FsIo, paths: StorePaths, state: LeaseState, code: string): string {
+  const building = path.join(paths.leases, `${LOCK_INIT_PREFIX}${process.pid}.${randomBytes(6).toString("hex")}`);
   try {
-    io.closeSync(io.openSync(path.join(building, entryName(state, code, false)), "wx"));
+    io.mkdirSync(building);
+  } catch (error) {
+    if (!isErrno(error, "ENOENT")) throw error;
+    // No leases directory: a store opened with `create: false` (which creates nothing at open)
+    // whose directory was lost; the first lease makes it, as the lock manager does for locks.
+    ensureDirectorySync(io, paths.root, paths.leases);
+    io.mkdirSync(building);
+  }
+  try {
+    io.closeSync(io.openSync(path.join(building, entryName(state, code, false)), OPEN_CREATE_EXCLUSIVE));
+  } catch (error) {
+    removeBuilding(io, building);
+    throw error;
+  }
+  return building;
+}
+
+/**
+ * Renames a built lease directory into place, unless another process made it first (then its
+ * own is removed and false returned). The rename replaces an empty directory (what a power cut
+ * may leave): `rename` replaces an empty directory atomically and fails with `ENOTEMPTY` or
+ * `EEXIST` once it holds an entry, so of several processes mending one, exactly one succeeds,
+ * and a lease directory in use (always one entry) is never replaced.
+ */
+function placeLeaseDirectory(io: FsIo, paths: StorePaths, name: string, building: string): boolean {
+  try {
     io.renameSync(building, leaseDirectory(paths, name));
     return true;
   } catch (error) {
     removeBuilding(io, building);
-    // Another process made it first: use theirs.
     if (isErrno(error, "EEXIST", "ENOTEMPTY")) return false;
     throw error;
   }
 }
 
-/** Creates the directory of lease `name` in its never-held state, durably (once per lease name). */
+/**
+ * Creates the directory of lease `name` holding `state`, unless it exists (with an entry),
+ * durably and synchronously (the layout upgrade at open): built whole under a temporary name,
+ * fsynced, renamed into place, the leases directory fsynced. True when this call made it.
+ */
+export function createLeaseDirectorySync(io: FsIo, paths: StorePaths, name: string, state: LeaseState, code: string): boolean {
+  const building = buildLeaseDirectory(io, paths, state, code);
+  try {
+    fsyncDirectorySync(io, building);
+  } catch (error) {
+    removeBuilding(io, building);
+    throw error;
+  }
+  if (!placeLeaseDirectory(io, paths, name, building)) return false;
+  fsyncDirectorySync(io, paths.leases);
+  return true;
+}
+
+/**
+ * Creates the directory of lease `name` in its never-held state, durably (once per lease name,
+ * or again over an empty one a power cut left): as {@link createLeaseDirectorySync}, with
+ * asynchronous fsyncs.
+ */
 export async function createLeaseDirectory(io: FsIo, paths: StorePaths, name: string): Promise<void> {
-  if (createLeaseDirectorySync(io, paths, name, { holder: "", token: 0, expiresAt: 0 }, "")) await fsyncDirectory(io, paths.leases);
+  const building = buildLeaseDirectory(io, paths, { holder: "", token: 0, expiresAt: 0 }, "");
+  try {
+    await fsyncDirectory(io, building);
+  } catch (error) {
+    removeBuilding(io, building);
+    throw error;
+  }
+  if (placeLeaseDirectory(io, paths, name, building)) await fsyncDirectory(io, paths.leases);
 }

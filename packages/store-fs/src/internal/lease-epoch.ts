@@ -97,6 +97,8 @@ export interface LeaseEpochDependencies {
   io: FsIo;
   paths: StorePaths;
   locks: LockManager;
+  /** The store's path guard: the boot record is never read or written through a link on the way. */
+  contain: (directory: string) => void;
 }
 
 /** Reads the boot record (`undefined` before the first acquisition); a damaged one is `corrupt`. */
@@ -139,6 +141,7 @@ export function createLeaseEpoch(context: LeaseEpochDependencies): LeaseEpoch {
   let known: number | undefined;
 
   const load = async (): Promise<number> => {
+    context.contain(context.paths.internal);
     const boot = bootIdentity(context.io);
     const seen = readBootRecord(context);
     if (seen && sameBoot(seen.boot, boot)) return seen.epoch;

@@ -1,7 +1,8 @@
+import type { Stats } from "node:fs";
 import { KeelError } from "@keel/core";
-import { closeQuietly, isErrno, readAt, unlinkQuietly, type FsIo } from "./fs-io.js";
-import { createLogScanner, parseLine, type LogHeader, type ScanStart, type ScannedRecord } from "./log-format.js";
-import { idHash, loadSidecar, probeIdTable, saveSidecar } from "./log-sidecar.js";
+import { closeQuietly, isErrno, OPEN_READ, OPEN_READ_WRITE, readAt, unlinkQuietly, type FsIo } from "./fs-io.js";
+import { createLogScanner, parseLine, type KeepRecords, type LogHeader, type RecordLine, type ScanStart, type ScannedRecord } from "./log-format.js";
+import { idHash, loadSidecar, probeIdTable, saveSidecar, sidecarEndOf } from "./log-sidecar.js";
 
 /** What this process knows of one log file, valid while the file is the same and has not shrunk. */
 export interface LogIndex {
@@ -21,10 +22,13 @@ export interface LogIndex {
   /** `offsets[i]` is the byte offset of the record with seq `firstSeq + i`. */
   offsets: number[];
   /**
-   * id → seq of the records from `firstSeq` on (after the `covered` ones, when there are), to
-   * dedupe re-appends (the stored value is read back from the file to compare): see {@link findStoredValue}.
+   * The ids of the records from `firstSeq` on, after the `covered` ones when there are, in seq
+   * order (`ids[i]` is the id of record `firstSeq + (covered?.count ?? 0) + i`), to dedupe
+   * re-appends (the stored value is read back from the file to compare): see {@link findStoredValue}.
    */
-  ids: Map<string, number>;
+  ids: string[];
+  /** id → seq of `ids`, made at the first lookup (an index built by a read needs none) and kept up to date after. */
+  seqOfId: Map<string, number> | undefined;
   /**
    * The ids of the first `count` records (from `firstSeq` on) as the log's id sidecar holds them:
    * a table of id hashes (see log-sidecar.ts) whose candidates are read back from the file.
@@ -49,25 +53,41 @@ export interface LogView {
   index: LogIndex | undefined;
   /** Bytes after the last complete batch (a torn or in-flight write, or unsynced batches a power loss damaged: `lost`). */
   tail: { offset: number; bytes: number; lost?: { offset: number; problem: string } } | undefined;
+  /**
+   * The records asked for with `keep` that this open's scan read (the ones it indexed just now:
+   * the newest of those asked for, in seq order), parsed once; the ones indexed before are the
+   * caller's to read. Empty without `keep`.
+   */
+  kept: RecordLine[];
+}
+
+/** Options of {@link LogIndexCache.open}. */
+export interface LogOpenOptions {
+  /**
+   * The caller needs only the head and the records after this seq: a log this instance has not
+   * indexed yet is read from its tail back to a batch boundary at or before it (never the last
+   * batch's own end: the last batch is verified line by line, as a scan from the start would),
+   * and only from there forward. Without it, the index is complete: a log this instance has not
+   * indexed yet is then read from the end of the part its id sidecar covers (when one is there
+   * and passes every check), else from the start.
+   */
+  afterSeq?: number;
+  /** A log not indexed yet is always scanned from the start (check). */
+  whole?: boolean;
+  /** The records the caller reads: those the scan meets are kept parsed (`LogView.kept`). */
+  keep?: KeepRecords;
 }
 
 /** Per-store cache of log indexes. */
 export interface LogIndexCache {
   /**
    * Opens a log file and brings its index up to date: scans only the bytes added since the last
-   * look (another process may have appended), or the whole file when it was replaced or shrank.
-   * Damage is thrown as `corrupt` with the byte offset. Synchronous, so that nothing of this
-   * process interleaves with it.
-   *
-   * With `afterSeq`, the caller needs only the head and the records after `afterSeq`: a log this
-   * instance has not indexed yet is read from its tail back to a batch boundary at or before
-   * `afterSeq` (never the last batch's own end: the last batch is verified line by line, as a
-   * scan from the start would), and only from there forward. Without it, the index is complete:
-   * a log this instance has not indexed yet is then read from the end of the part its id sidecar
-   * covers (when one is there and passes every check), else from the start. With `whole` (check),
-   * a log not indexed yet is always scanned from the start.
+   * look (another process may have appended), or the whole file when it was replaced or shrank
+   * (see {@link LogOpenOptions} for where a log not indexed yet is read from). Damage is thrown
+   * as `corrupt` with the byte offset. Synchronous, so that nothing of this process interleaves
+   * with it.
    */
-  open(file: string, flags: "r" | "r+", afterSeq?: number, whole?: boolean): LogView;
+  open(file: string, flags: "r" | "r+", options?: LogOpenOptions): LogView;
   /**
    * Records a batch this process appended at `writeOffset` (ignored if a refresh already saw it),
    * synced (`fdatasync`) or not.
@@ -79,7 +99,7 @@ export interface LogIndexCache {
   forget(file: string): void;
 }
 
-const CHUNK_BYTES = 4 * 1024 * 1024;
+const CHUNK_BYTES = 1024 * 1024;
 /** Indexes kept per store instance; the least recently used beyond this are dropped (and rebuilt on demand). */
 const MAX_CACHED_LOGS = 256;
 const HEADER_PROBE_BYTES = 4096;
@@ -102,7 +122,7 @@ export function logCorrupt(file: string, offset: number, problem: string): KeelE
  * each read back from the file (a candidate whose line holds another id is a hash collision).
  */
 export function findStoredValue(io: FsIo, fd: number, file: string, index: LogIndex, id: string): string | undefined {
-  const seq = index.ids.get(id);
+  const seq = seqOfId(index).get(id);
   if (seq !== undefined) return readStoredValue(io, fd, file, index, seq, id);
   if (!index.covered) return undefined;
   let text: string | undefined;
@@ -111,6 +131,26 @@ export function findStoredValue(io: FsIo, fd: number, file: string, index: LogIn
     return text !== undefined;
   });
   return text;
+}
+
+/** The id → seq map of an index's `ids`, made on first use. */
+function seqOfId(index: LogIndex): Map<string, number> {
+  if (index.seqOfId) return index.seqOfId;
+  const seqs = new Map<string, number>();
+  const first = index.firstSeq + (index.covered?.count ?? 0);
+  index.ids.forEach((id, position) => seqs.set(id, first + position));
+  index.seqOfId = seqs;
+  return seqs;
+}
+
+/** Adds records just scanned or appended (the next in seq order) to an index. */
+function addRecords(index: LogIndex, records: ScannedRecord[]): void {
+  const { offsets, ids, seqOfId: seqs } = index;
+  for (const record of records) {
+    offsets.push(record.offset);
+    ids.push(record.id);
+    seqs?.set(record.id, record.seq);
+  }
 }
 
 /**
@@ -191,30 +231,37 @@ const NEWLINE = 0x0a;
 
 /**
  * Creates an empty {@link LogIndexCache}. With `sidecarOf` (the path of a log file's id
+ * sidecar, or `undefined` when the sidecars' directory must not be used: a link there)
  * sidecar), complete indexes of big logs are saved beside them and loaded by new instances.
  */
-export function createLogIndexCache(io: FsIo, sidecarOf?: (file: string) => string): LogIndexCache {
+export function createLogIndexCache(io: FsIo, sidecarOf?: (file: string) => string | undefined): LogIndexCache {
   const cache = new Map<string, LogIndex>();
 
-  const scan = (file: string, fd: number, size: number, start: ScanStart) => {
-    const scanner = createLogScanner(start);
+  const scan = (file: string, fd: number, size: number, start: ScanStart, keep: KeepRecords | undefined) => {
+    const scanner = createLogScanner(start, keep);
     let position = start.offset;
+    // The header line, when the scan reads it (from the start of the file).
+    let headerBytes: Buffer | undefined;
     while (position < size) {
       const chunk = readAt(io, fd, position, Math.min(CHUNK_BYTES, size - position));
       if (chunk.length === 0) break;
+      if (position === 0 && chunk.indexOf(NEWLINE) >= 0) headerBytes = Buffer.from(chunk.subarray(0, chunk.indexOf(NEWLINE) + 1));
       const problem = scanner.feed(chunk);
       if (problem) throw logCorrupt(file, problem.offset, problem.problem);
       position += chunk.length;
+      // A line the chunk's end cut is read again, whole, with the next chunk.
+      if (position < size) position -= scanner.rewind();
     }
     const found = scanner.finish();
     if ("problem" in found) throw logCorrupt(file, found.offset, found.problem);
-    return found;
+    return { ...found, headerBytes };
   };
 
   /** Where to scan a log this instance has no index of: from its tail when `afterSeq` allows, else from the start. */
   const coldStart = (fd: number, size: number, afterSeq: number | undefined): { start: ScanStart; headerBytes?: Buffer } => {
     const fromStart = { start: { offset: 0, header: undefined, lastSeq: 0 } };
-    if (afterSeq === undefined || size < TAIL_PROBE_MIN_BYTES) return fromStart;
+    // (A read from seq 0 on needs the whole file: every header's `baseSeq` is at least 0.)
+    if (afterSeq === undefined || afterSeq === 0 || size < TAIL_PROBE_MIN_BYTES) return fromStart;
     const probe = readAt(io, fd, 0, Math.min(HEADER_PROBE_BYTES, size));
     const newline = probe.indexOf(NEWLINE);
     if (newline < 0) return fromStart;
@@ -225,8 +272,8 @@ export function createLogIndexCache(io: FsIo, sidecarOf?: (file: string) => stri
     return start ? { start, headerBytes: Buffer.from(probe.subarray(0, newline + 1)) } : fromStart;
   };
 
-  const refresh = (file: string, fd: number, afterSeq: number | undefined, whole: boolean): Pick<LogView, "index" | "tail"> => {
-    const stat = io.fstatSync(fd);
+  const refresh = (file: string, fd: number, stat: Stats, options: LogOpenOptions): Omit<LogView, "fd"> => {
+    const { afterSeq, whole = false, keep } = options;
     const cached = cache.get(file);
     let base: LogIndex | undefined;
     if (cached && cached.ino === stat.ino && cached.dev === stat.dev && stat.size >= cached.committedEnd) {
@@ -236,7 +283,7 @@ export function createLogIndexCache(io: FsIo, sidecarOf?: (file: string) => stri
       if (covers && probe.equals(cached.headerBytes)) base = cached;
     }
     if (!base) cache.delete(file);
-    const sidecar = !sidecarOf || base || afterSeq !== undefined || whole ? undefined : loadSidecar(io, sidecarOf(file), fd, stat.size);
+    const sidecar = !sidecarOf || base || afterSeq !== undefined || whole ? undefined : loadSidecar(io, () => sidecarOf(file), fd, stat.size);
     const cold = base || sidecar ? undefined : coldStart(fd, stat.size, afterSeq);
     const start: ScanStart = base
       ? { offset: base.committedEnd, header: base.header, lastSeq: base.lastSeq, durableEnd: base.durableEnd, lastUnsynced: base.lastUnsynced }
@@ -246,13 +293,13 @@ export function createLogIndexCache(io: FsIo, sidecarOf?: (file: string) => stri
         cache.delete(file);
         cache.set(file, base);
       }
-      return { index: base, tail: undefined };
+      return { index: base, tail: undefined, kept: [] };
     }
-    const found = scan(file, fd, stat.size, start);
-    if (!found.header) return { index: undefined, tail: found.tail };
+    const found = scan(file, fd, stat.size, start, keep);
+    if (!found.header) return { index: undefined, tail: found.tail, kept: [] };
     let index = base;
     if (!index) {
-      let headerBytes = sidecar?.headerBytes ?? cold?.headerBytes;
+      let headerBytes = sidecar?.headerBytes ?? cold?.headerBytes ?? found.headerBytes;
       if (!headerBytes) {
         const probe = readAt(io, fd, 0, Math.min(HEADER_PROBE_BYTES, stat.size));
         headerBytes = Buffer.from(probe.subarray(0, probe.indexOf(NEWLINE) + 1));
@@ -269,10 +316,12 @@ export function createLogIndexCache(io: FsIo, sidecarOf?: (file: string) => stri
         lastUnsynced: false,
         firstSeq: (partial ? start.lastSeq : found.header.baseSeq) + 1,
         offsets: sidecar?.offsets ?? [],
-        ids: new Map(),
+        ids: [],
+        seqOfId: undefined,
         covered: sidecar?.covered,
         complete: !partial,
-        sidecarEnd: sidecar?.end ?? 0,
+        // A read loads no sidecar (it parses every line anyway): what one there covers, to not write it again.
+        sidecarEnd: sidecar?.end ?? (sidecarOf && !partial && !whole && afterSeq !== undefined ? sidecarEndOf(io, () => sidecarOf(file), headerBytes) : 0),
       };
       cache.set(file, index);
       if (cache.size > MAX_CACHED_LOGS) cache.delete(cache.keys().next().value!);
@@ -281,32 +330,30 @@ export function createLogIndexCache(io: FsIo, sidecarOf?: (file: string) => stri
       cache.delete(file);
       cache.set(file, index);
     }
-    for (const record of found.records) {
-      index.offsets.push(record.offset);
-      index.ids.set(record.id, record.seq);
-    }
+    addRecords(index, found.records);
     index.lastSeq = found.lastSeq;
     index.committedEnd = found.committedEnd;
     index.durableEnd = Math.max(index.durableEnd, found.durableEnd);
     index.lastUnsynced = found.lastUnsynced;
-    if (sidecarOf) saveSidecar(io, sidecarOf(file), index, fd);
-    return { index, tail: found.tail };
+    if (sidecarOf) saveSidecar(io, () => sidecarOf(file), index, fd);
+    return { index, tail: found.tail, kept: found.kept };
   };
 
   return {
-    open(file, flags, afterSeq, whole = false) {
+    open(file, flags, options = {}) {
       let fd: number;
+      let stat: Stats;
       try {
-        fd = io.openSync(file, flags);
+        ({ fd, stat } = io.openFileSync(file, flags === "r" ? OPEN_READ : OPEN_READ_WRITE));
       } catch (error) {
         if (isErrno(error, "ENOENT")) {
           cache.delete(file);
-          return { fd: undefined, index: undefined, tail: undefined };
+          return { fd: undefined, index: undefined, tail: undefined, kept: [] };
         }
         throw error;
       }
       try {
-        return { fd, ...refresh(file, fd, afterSeq, whole) };
+        return { fd, ...refresh(file, fd, stat, options) };
       } catch (error) {
         closeQuietly(io, fd);
         throw error;
@@ -314,23 +361,20 @@ export function createLogIndexCache(io: FsIo, sidecarOf?: (file: string) => stri
     },
     extend(file, index, writeOffset, records, lastSeq, end, synced) {
       if (cache.get(file) !== index || index.committedEnd !== writeOffset) return;
-      for (const record of records) {
-        index.offsets.push(record.offset);
-        index.ids.set(record.id, record.seq);
-      }
+      addRecords(index, records);
       index.lastSeq = lastSeq;
       index.committedEnd = end;
       index.lastUnsynced = !synced;
       if (synced) {
         index.durableEnd = end;
-        if (sidecarOf) saveSidecar(io, sidecarOf(file), index, undefined);
+        if (sidecarOf) saveSidecar(io, () => sidecarOf(file), index, undefined);
       }
     },
     markDurable(file, dev, ino, end) {
       const index = cache.get(file);
       if (!index || index.dev !== dev || index.ino !== ino) return;
       index.durableEnd = Math.max(index.durableEnd, Math.min(end, index.committedEnd));
-      if (sidecarOf) saveSidecar(io, sidecarOf(file), index, undefined);
+      if (sidecarOf) saveSidecar(io, () => sidecarOf(file), index, undefined);
     },
     forget(file) {
       cache.delete(file);

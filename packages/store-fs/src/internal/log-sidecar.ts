@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { endianness } from "node:os";
 import path from "node:path";
 import { crc32 } from "node:zlib";
-import { closeQuietly, isErrno, readAt, type FsIo } from "./fs-io.js";
+import { closeQuietly, isErrno, OPEN_READ, readAt, type FsIo } from "./fs-io.js";
 import { writeFileAtomicSync } from "./fs-durable-write.js";
 import { parseLine, type ScanStart } from "./log-format.js";
 import type { LogIndex } from "./log-index.js";
@@ -180,18 +180,22 @@ export interface SidecarStart {
 }
 
 /**
- * Loads the id sidecar of a log this instance has no complete index of, trusted only when it
+ * Loads the id sidecar of a log this instance has no complete index of (`targetOf` names it, or
+ * `undefined` when the sidecars' directory must not be used), trusted only when it
  * passes every check: its CRC and format, the log's header line (the same file, not a replaced
  * one), the file's size, and the line ending where it ends (the record it names last, with a
  * good CRC and the end mark). `undefined` otherwise: the caller scans the file from the start.
  */
-export function loadSidecar(io: FsIo, target: string, fd: number, size: number): SidecarStart | undefined {
+export function loadSidecar(io: FsIo, targetOf: () => string | undefined, fd: number, size: number): SidecarStart | undefined {
   if (size < SIDECAR_MIN_BYTES) return undefined;
   let bytes: Buffer;
   let sidecarFd: number | undefined;
   try {
-    sidecarFd = io.openSync(target, "r");
-    bytes = readAt(io, sidecarFd, 0, io.fstatSync(sidecarFd).size);
+    const target = targetOf();
+    if (target === undefined) return undefined;
+    const opened = io.openFileSync(target, OPEN_READ);
+    sidecarFd = opened.fd;
+    bytes = readAt(io, sidecarFd, 0, opened.stat.size);
   } catch {
     return undefined;
   } finally {
@@ -227,13 +231,52 @@ export function loadSidecar(io: FsIo, target: string, fd: number, size: number):
   return { start, headerBytes, offsets, covered: { table: content.table, count }, end: content.end };
 }
 
+/** Bytes enough for a sidecar's first line (its meta: a few hundred bytes). */
+const META_PROBE_BYTES = 1024;
+
 /**
- * Saves a complete index as the log's id sidecar, best effort, when the log is big and the
+ * The offset the id sidecar of a log covers up to, read from the sidecar's first line only, when
+ * that line is well formed and names this log (`headerBytes`, its header line); 0 otherwise. An
+ * index built by a read (which loads no sidecar: it parses every line anyway) takes it as the end
+ * its sidecar was last written at, so that every new instance's read does not write the sidecar
+ * again. The rest of the sidecar is not checked here: a damaged one is refused by
+ * {@link loadSidecar}, and the append that then scans the whole log writes a fresh one.
+ */
+export function sidecarEndOf(io: FsIo, targetOf: () => string | undefined, headerBytes: Uint8Array): number {
+  let sidecarFd: number | undefined;
+  let probe: Buffer;
+  try {
+    const target = targetOf();
+    if (target === undefined) return 0;
+    sidecarFd = io.openSync(target, OPEN_READ);
+    probe = readAt(io, sidecarFd, 0, META_PROBE_BYTES);
+  } catch {
+    return 0;
+  } finally {
+    closeQuietly(io, sidecarFd);
+  }
+  const newline = probe.indexOf(NEWLINE);
+  if (newline < 0) return 0;
+  let meta: unknown;
+  try {
+    meta = JSON.parse(probe.subarray(0, newline).toString("latin1"));
+  } catch {
+    return 0;
+  }
+  if (typeof meta !== "object" || meta === null) return 0;
+  const { format, endian, header, end } = meta as Record<string, unknown>;
+  if (format !== SIDECAR_FORMAT || endian !== ENDIAN || !isCount(end) || header !== headerHash(headerBytes)) return 0;
+  return end;
+}
+
+/**
+ * Saves a complete index as the log's id sidecar (at the path `targetOf` names, worked out only
+ * when it is written; `undefined`: not written), best effort, when the log is big and the
  * sidecar would cover enough more than the last one. It covers the log only up to a committed
  * batch's end at or before the durable point: the committed end when all of it is durable,
  * else `durableEnd` when (read back through `fd`) a batch ends there; otherwise nothing is written.
  */
-export function saveSidecar(io: FsIo, target: string, index: LogIndex, fd: number | undefined): void {
+export function saveSidecar(io: FsIo, targetOf: () => string | undefined, index: LogIndex, fd: number | undefined): void {
   if (!index.complete || index.header.deleted || index.offsets.length === 0) return;
   const { offsets } = index;
   let count = offsets.length;
@@ -264,17 +307,14 @@ export function saveSidecar(io: FsIo, target: string, index: LogIndex, fd: numbe
   const coveredCount = index.covered?.count ?? 0;
   if (coveredCount > count) return;
   // Every position once: the sidecar's own entries, then the ids scanned or appended after them.
-  const seen = new Uint8Array(count);
   let filled = 0;
   const table = buildIdTable(count, (add) => {
     if (index.covered) eachIdEntry(index.covered.table, add);
     filled = coveredCount;
-    for (const [id, seq] of index.ids) {
-      const position = seq - index.firstSeq;
-      if (position < coveredCount || position >= count || seen[position] === 1) continue;
-      seen[position] = 1;
+    for (const id of index.ids) {
+      if (filled >= count) break;
+      add(idHash(id), filled);
       filled += 1;
-      add(idHash(id), position);
     }
   });
   if (filled !== count) return;
@@ -288,6 +328,8 @@ export function saveSidecar(io: FsIo, target: string, index: LogIndex, fd: numbe
   // Not tried again until the log outgrows this point, whether or not the write succeeds.
   index.sidecarEnd = end;
   try {
+    const target = targetOf();
+    if (target === undefined) return;
     try {
       io.mkdirSync(path.dirname(target));
     } catch (error) {

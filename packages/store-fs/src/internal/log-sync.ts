@@ -1,4 +1,4 @@
-import { closeQuietly, type FsIo } from "./fs-io.js";
+import { closeQuietly, OPEN_READ, type FsIo } from "./fs-io.js";
 import type { LogIndexCache } from "./log-index.js";
 
 /**
@@ -30,8 +30,8 @@ export function createBackgroundSync(io: FsIo, logIndex: LogIndexCache, delayMs 
   const syncOne = async (file: string) => {
     let fd: number | undefined;
     try {
-      fd = io.openSync(file, "r");
-      const stat = io.fstatSync(fd);
+      let stat;
+      ({ fd, stat } = io.openFileSync(file, OPEN_READ));
       await io.fdatasync(fd);
       logIndex.markDurable(file, stat.dev, stat.ino, stat.size);
     } catch {

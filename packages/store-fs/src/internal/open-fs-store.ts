@@ -1,39 +1,32 @@
 import { realpathSync } from "node:fs";
 import path from "node:path";
-import { KeelError, systemClock, validate, validateOrThrow } from "@keel/core";
+import { KeelError, systemClock, validateOrThrow } from "@keel/core";
 import { type KeelStore } from "@keel/store";
-import { DEFAULT_MAX_VALUE_BYTES } from "@keel/store/kit";
+import { DEFAULT_MAX_VALUE_BYTES, validateCheckOptions } from "@keel/store/kit";
 import { err, errAsync, ok, ResultAsync } from "neverthrow";
-import { z } from "zod";
 import { FsStoreOptionsSchema, type FsStoreOptions, type FsStoreWarning } from "../fs-store-options.js";
 import { createDocCache } from "./doc-cache.js";
 import { checkStore } from "./fs-check.js";
 import type { FsContext } from "./fs-context.js";
 import { createFsDocStore } from "./fs-docs.js";
-import { writeFileAtomicSync } from "./fs-durable-write.js";
-import { createPathGuard } from "./fs-contain.js";
-import { isErrno, nodeFsIo, toStoreError, withModes, type FsIo } from "./fs-io.js";
+import { ensureDirectorySync } from "./fs-durable-write.js";
+import { createPathGuard, type PathGuard } from "./fs-contain.js";
+import { fsyncDirectorySync, isErrno, nodeFsIo, toStoreError, withModes, type FsIo } from "./fs-io.js";
 import { createFsLeaseStore } from "./fs-leases.js";
 import { createLockManager } from "./fs-lock.js";
 import { createHolderBook, type HolderBook } from "./lease-entry.js";
-import { migrateLegacyLeases } from "./lease-legacy.js";
 import { createLeaseEpoch } from "./lease-epoch.js";
 import { createFsLogStore } from "./fs-logs.js";
 import { storePaths, type StorePaths } from "./fs-paths.js";
+import { checkLayout, requireLayout } from "./store-layout.js";
 import { createLogIndexCache } from "./log-index.js";
 import { createBackgroundSync } from "./log-sync.js";
 
-/** The on-disk layout version this code writes and reads. */
 /**
- * The on-disk layout this code writes. Layout 1 kept leases in JSON files; layout 2 keeps each
- * in a directory whose one entry names its state (lease-entry.ts). Opening a layout-1 store
- * moves its leases over and marks it layout 2.
+ * Creates the store's own directory and its missing ancestors (synchronously, at construction),
+ * fsyncing the parent of each one it creates: a power cut must not lose the store's directory
+ * with the acknowledged writes in it.
  */
-export const STORE_LAYOUT = { format: "keel.fs-store", version: 2 } as const;
-
-const CheckOptionsSchema = z.strictObject({ repair: z.boolean().optional() }).optional();
-
-/** Creates `directory` and its missing ancestors (synchronously, at construction). */
 function makeDirectories(io: FsIo, directory: string): void {
   try {
     if (io.statSync(directory).isDirectory()) return;
@@ -46,49 +39,56 @@ function makeDirectories(io: FsIo, directory: string): void {
     io.mkdirSync(directory);
   } catch (error) {
     if (!isErrno(error, "EEXIST")) throw error;
+    return;
   }
-}
-
-/** Writes the layout marker of this code's layout. */
-function writeLayout(io: FsIo, paths: StorePaths): void {
-  writeFileAtomicSync(io, paths.marker, Buffer.from(`${JSON.stringify(STORE_LAYOUT, null, 2)}\n`));
+  // The new directory's entry in its parent, durable before anything is written in it.
+  fsyncDirectorySync(io, path.dirname(directory));
 }
 
 /**
- * Checks the layout marker, writing it on first use; a newer layout is refused (`unsupported`),
- * an older one upgraded (layout 1: its lease files become lease directories).
+ * Checks, for `create: false`, that the store's own directory is there, and changes nothing:
+ * a missing path, or one that is not a directory, is `not_found`.
  */
-function checkLayout(io: FsIo, paths: StorePaths, holders: HolderBook): void {
-  let text: string | undefined;
+function requireDirectory(io: FsIo, directory: string): void {
+  const notFound = (why: string) =>
+    new KeelError("not_found", `no Keel store at ${directory}: ${why} (nothing was created)`, { details: { dir: directory } });
   try {
-    text = io.readFileSync(paths.marker).toString("utf8");
+    if (!io.statSync(directory).isDirectory()) throw notFound("it is not a directory");
   } catch (error) {
-    if (!isErrno(error, "ENOENT")) throw error;
+    if (isErrno(error, "ENOENT") || isErrno(error, "ENOTDIR")) throw notFound("the directory does not exist");
+    throw error;
   }
-  if (text === undefined) {
-    writeLayout(io, paths);
-    return;
-  }
-  let marker: { format?: unknown; version?: unknown } = {};
+}
+
+/**
+ * Makes the internal directories and checks the layout marker, unless a symbolic link (or
+ * anything else than a directory) stands where `_keel/`, `_keel/locks` or `_keel/leases` should
+ * be: then nothing is read or written through it, the store opens, every operation that needs
+ * those directories answers `corrupt`, and `check({ repair: true })` moves the entry into
+ * quarantine and makes the directories (see fs-check.ts). Returns what was mended, if anything.
+ */
+function prepareInternal(io: FsIo, paths: StorePaths, guard: PathGuard, holders: HolderBook): string | undefined {
   try {
-    marker = JSON.parse(text) as typeof marker;
-  } catch {
-    // handled below
+    guard.contain(paths.locks);
+    guard.contain(paths.leases);
+  } catch (error) {
+    if (KeelError.is(error, "corrupt")) return undefined;
+    throw error;
   }
-  if (marker.format !== STORE_LAYOUT.format || typeof marker.version !== "number") {
-    throw new KeelError("corrupt", `${paths.marker} is not a Keel filesystem store marker; is ${paths.root} the right directory?`, {
-      details: { location: paths.marker },
-    });
-  }
-  if (marker.version > STORE_LAYOUT.version) {
-    throw new KeelError("unsupported", `${paths.root} holds layout version ${marker.version}; this @keel/store-fs reads up to ${STORE_LAYOUT.version}: upgrade it`, {
-      details: { location: paths.marker, version: marker.version, supported: STORE_LAYOUT.version },
-    });
-  }
-  if (marker.version < STORE_LAYOUT.version) {
-    migrateLegacyLeases(io, paths, (holder) => holders.codeSync(holder));
-    writeLayout(io, paths);
-  }
+  ensureDirectorySync(io, paths.root, paths.locks);
+  ensureDirectorySync(io, paths.root, paths.leases);
+  return checkLayout(io, paths, holders);
+}
+
+/**
+ * What {@link prepareInternal} checks, for `create: false`, without writing: the marker must name
+ * a store of this code's layout (see `requireLayout`). A link where `_keel/` should be is
+ * `corrupt` here rather than opened: the marker behind it cannot be trusted.
+ */
+function requireInternal(io: FsIo, paths: StorePaths, guard: PathGuard): void {
+  guard.contain(paths.locks);
+  guard.contain(paths.leases);
+  requireLayout(io, paths);
 }
 
 /**
@@ -98,20 +98,23 @@ function checkLayout(io: FsIo, paths: StorePaths, holders: HolderBook): void {
 export function openFsStore(options: FsStoreOptions, io: FsIo = nodeFsIo): KeelStore {
   validateOrThrow(FsStoreOptionsSchema, options, "fs store options");
   io = withModes(io, { file: options.fileMode ?? 0o600, directory: options.directoryMode ?? 0o700 });
+  const create = options.create !== false;
   let paths: StorePaths;
   try {
     const root = path.resolve(options.dir);
-    makeDirectories(io, root);
+    if (create) makeDirectories(io, root);
+    else requireDirectory(io, root);
     // The root as a real path: every path below it is then checked to have no link on the way.
     paths = storePaths(realpathSync.native(root));
   } catch (error) {
     throw toStoreError(error, `open the store directory ${options.dir}`);
   }
-  const holders = createHolderBook(io, paths);
+  const guard = createPathGuard(io, paths.root);
+  const holders = createHolderBook(io, paths, (directory) => guard.contain(directory));
+  let mended: string | undefined;
   try {
-    makeDirectories(io, paths.locks);
-    makeDirectories(io, paths.leases);
-    checkLayout(io, paths, holders);
+    if (create) mended = prepareInternal(io, paths, guard, holders);
+    else requireInternal(io, paths, guard);
   } catch (error) {
     throw toStoreError(error, `open the store directory ${paths.root}`);
   }
@@ -139,10 +142,22 @@ export function openFsStore(options: FsStoreOptions, io: FsIo = nodeFsIo): KeelS
     directory: paths.locks,
     directoryOf: paths.lockDirectory,
     staleMs: lockStaleMs,
+    contain: (directory) => guard.contain(directory),
     waitMs: options.lockWaitMs ?? 10_000,
     warn,
   });
-  const logIndex = createLogIndexCache(io, paths.logSidecar);
+  if (mended) warn({ type: "rewrote-marker", location: paths.marker, message: mended });
+  // The id sidecars are a cache: with a link where their directory should be, logs go without them.
+  const sidecarOf = (file: string) => {
+    try {
+      guard.contain(paths.logSidecars);
+    } catch (error) {
+      if (KeelError.is(error, "corrupt")) return undefined;
+      throw error;
+    }
+    return paths.logSidecar(file);
+  };
+  const logIndex = createLogIndexCache(io, sidecarOf);
   const context: FsContext = {
     io,
     paths,
@@ -153,12 +168,12 @@ export function openFsStore(options: FsStoreOptions, io: FsIo = nodeFsIo): KeelS
     logIndex,
     backgroundSync: createBackgroundSync(io, logIndex),
     docCache: createDocCache(),
-    guard: createPathGuard(io, paths.root),
+    guard,
     locks,
     ownLeases: new Map(),
     leaseEntries: new Map(),
     holders,
-    leaseEpoch: createLeaseEpoch({ io, paths, locks }),
+    leaseEpoch: createLeaseEpoch({ io, paths, locks, contain: (directory) => guard.contain(directory) }),
     operation: <T>(name: string, work: () => Promise<T> | T) => {
       if (closed) return errAsync(new KeelError("unavailable", `the fs store at ${paths.root} is closed`, { retryable: false }));
       // The work is this package's own code: a synchronous throw is caught here and becomes a
@@ -184,9 +199,9 @@ export function openFsStore(options: FsStoreOptions, io: FsIo = nodeFsIo): KeelS
     logs: createFsLogStore(context),
     leases: createFsLeaseStore(context),
     check: (checkOptions) => {
-      const parsed = validate(CheckOptionsSchema, checkOptions, "check options");
+      const parsed = validateCheckOptions(checkOptions);
       if (parsed.isErr()) return errAsync(parsed.error);
-      return context.operation("check the store", () => checkStore(context, parsed.value?.repair === true));
+      return context.operation("check the store", () => checkStore(context, parsed.value.repair));
     },
     close: async () => {
       closed = true;
