@@ -1,4 +1,3 @@
-import { KeelError } from "@keel/core";
 import { errOf, okValue } from "@keel/testkit";
 import pg from "pg";
 import { afterEach, expect, it } from "vitest";
@@ -19,15 +18,8 @@ afterEach(async () => {
   for (const schema of schemas.splice(0)) await dropSchema(schema);
 });
 
-const thrown = (make: () => unknown): KeelError => {
-  try {
-    make();
-  } catch (error) {
-    if (KeelError.is(error)) return error;
-    throw error;
-  }
-  throw new Error("expected a KeelError to be thrown");
-};
+/** A thrown `KeelError` with `code`, for `toThrow`. */
+const keelError = (code: string) => expect.objectContaining({ name: "KeelError", code });
 
 describeWithPostgres("createPostgresStore", () => {
   it("migrates once when many stores open one empty schema at the same time", async () => {
@@ -81,9 +73,9 @@ describeWithPostgres("createPostgresStore", () => {
   });
 
   it("refuses bad options at construction", () => {
-    expect(thrown(() => createPostgresStore({})).code).toBe("invalid_input");
-    expect(thrown(() => createPostgresStore({ connectionString: testPostgresUrl, schema: "Bad-Name" })).code).toBe("invalid_input");
-    expect(thrown(() => createPostgresStore({ connectionString: testPostgresUrl, pool: {} as never })).code).toBe("invalid_input");
+    expect(() => createPostgresStore({})).toThrow(keelError("invalid_input"));
+    expect(() => createPostgresStore({ connectionString: testPostgresUrl, schema: "Bad-Name" })).toThrow(keelError("invalid_input"));
+    expect(() => createPostgresStore({ connectionString: testPostgresUrl, pool: {} as never })).toThrow(keelError("invalid_input"));
   });
 
   it("stores values as canonical JSON text: key order and \\u0000 survive, digests match other stores", async () => {

@@ -1,7 +1,7 @@
 import { KeelError, validateOrThrow } from "@keel/core";
 import type { KeelStore } from "@keel/store";
-import { DEFAULT_MAX_VALUE_BYTES } from "@keel/store/kit";
-import { err, ok, ResultAsync, type Result } from "neverthrow";
+import { DEFAULT_MAX_VALUE_BYTES, validateCheckOptions } from "@keel/store/kit";
+import { err, errAsync, ok, ResultAsync, type Result } from "neverthrow";
 import pg from "pg";
 import { PostgresStoreOptionsSchema, type PostgresStoreOptions } from "./postgres-store-options.js";
 import { checkPostgres } from "./internal/postgres-check.js";
@@ -10,6 +10,13 @@ import { createPostgresDocs } from "./internal/postgres-docs.js";
 import { createPostgresLeases } from "./internal/postgres-leases.js";
 import { createPostgresLogs } from "./internal/postgres-logs.js";
 import { migratePostgres, newerSchema, POSTGRES_SCHEMA_VERSION, readPostgresSchemaVersion, type PostgresMigration } from "./internal/postgres-schema.js";
+
+/** The `not_found` of a schema that is missing or holds no Keel store, opened with `create: false`. */
+async function missingStore(pool: pg.Pool, schema: string): Promise<KeelError> {
+  const exists = (await pool.query<{ present: boolean }>("SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) AS present", [schema])).rows[0]?.present === true;
+  const why = exists ? "holds no Keel store (no keel_schema table)" : "does not exist";
+  return new KeelError("not_found", `the PostgreSQL schema "${schema}" ${why}: nothing was created`, { details: { schema, schemaExists: exists } });
+}
 
 /** A PostgreSQL store: a {@link KeelStore} with its schema and its migrations. */
 export interface PostgresStore extends KeelStore {
@@ -40,7 +47,8 @@ export interface PostgresStore extends KeelStore {
  * - Values are canonical JSON `text` (not `jsonb`), so digests are the same across stores.
  *
  * Capabilities: scope `cluster`, durability `fsync` (PostgreSQL's commit). Throws a
- * `KeelError` (`invalid_input`) at once for bad options; connecting happens on first use.
+ * `KeelError` (`invalid_input`) at once for bad options (a system schema among them); connecting
+ * happens on first use, where `create: false` answers `not_found` for a missing store.
  *
  * @example
  * ```ts
@@ -65,7 +73,8 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     ready: () => {
       readiness ??= prepare().then((outcome) => {
         // A transient failure (the server not up yet) is tried again by the next operation.
-        if (outcome.isErr() && outcome.error.retryable) readiness = undefined;
+        // So is a missing store under `create: false`: another process may create it meanwhile.
+        if (outcome.isErr() && (outcome.error.retryable || outcome.error.code === "not_found")) readiness = undefined;
         return outcome;
       });
       return readiness;
@@ -80,6 +89,14 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     }
   };
   async function prepare(): Promise<Result<void, KeelError>> {
+    if (options.create === false) {
+      // Looked up before anything else runs: a missing store is refused with nothing created.
+      try {
+        if ((await readPostgresSchemaVersion(pool, schema)) === 0) return err(await missingStore(pool, schema));
+      } catch (error) {
+        return err(toStoreError(error, context, `looking up schema ${schema}`));
+      }
+    }
     if (options.migrate !== false) return (await migrate()).map(() => undefined);
     try {
       const found = await readPostgresSchemaVersion(pool, schema);
@@ -103,7 +120,11 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     docs: createPostgresDocs(context),
     logs: createPostgresLogs(context),
     leases: createPostgresLeases(context),
-    check: () => read(context, "checking the store", (client) => checkPostgres(client, context)),
+    // `repair` has nothing to do here: PostgreSQL keeps no backups or quarantine of Keel's to mend from.
+    check: (options) => {
+      const parsed = validateCheckOptions(options);
+      return parsed.isErr() ? errAsync(parsed.error) : read(context, "checking the store", (client) => checkPostgres(client, context));
+    },
     migrate: () =>
       new ResultAsync(
         migrate().then((outcome) => {

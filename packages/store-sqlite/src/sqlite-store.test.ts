@@ -1,31 +1,14 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import path from "node:path";
-import { KeelError } from "@keel/core";
-import { errOf, okValue } from "@keel/testkit";
+import { errOf, okValue, useTempDirs } from "@keel/testkit";
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createSqliteStore, SQLITE_SCHEMA_VERSION } from "./index.js";
 
-const made: string[] = [];
-const freshFile = () => {
-  const dir = mkdtempSync(path.join(tmpdir(), "keel-sqlite-"));
-  made.push(dir);
-  return path.join(dir, "keel.db");
-};
-afterEach(() => {
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-const thrown = (make: () => unknown): KeelError => {
-  try {
-    make();
-  } catch (error) {
-    if (KeelError.is(error)) return error;
-    throw error;
-  }
-  throw new Error("expected a KeelError to be thrown");
-};
+const dirs = useTempDirs("keel-sqlite-");
+const freshFile = () => path.join(dirs.dir(), "keel.db");
+/** A thrown `KeelError` with `code`, for `toThrow`. */
+const keelError = (code: string) => expect.objectContaining({ name: "KeelError", code });
 
 describe("createSqliteStore", () => {
   it("opens in WAL with synchronous FULL, and reports fsync durability (memory with normal)", async () => {
@@ -58,22 +41,27 @@ describe("createSqliteStore", () => {
     const raw = new Database(file);
     raw.prepare("UPDATE keel_schema SET version = ?").run(SQLITE_SCHEMA_VERSION + 1);
     raw.close();
-    expect(thrown(() => createSqliteStore({ file })).code).toBe("unsupported");
-    expect(thrown(() => createSqliteStore({ file, migrate: false })).code).toBe("unsupported");
+    expect(() => createSqliteStore({ file })).toThrow(keelError("unsupported"));
+    expect(() => createSqliteStore({ file, migrate: false })).toThrow(keelError("unsupported"));
     const after = new Database(file);
     expect(after.prepare("SELECT version FROM keel_schema").get()).toEqual({ version: SQLITE_SCHEMA_VERSION + 1 });
     after.close();
   });
 
-  it("refuses an unmigrated file when asked not to migrate", () => {
-    expect(thrown(() => createSqliteStore({ file: freshFile(), migrate: false })).code).toBe("unsupported");
+  it("refuses an unmigrated file when asked not to migrate, creating no file", () => {
+    const file = freshFile();
+    expect(() => createSqliteStore({ file, migrate: false })).toThrow(keelError("unsupported"));
+    expect(existsSync(file)).toBe(false);
   });
 
   it("refuses bad options at construction", () => {
-    expect(thrown(() => createSqliteStore({ file: "" })).code).toBe("invalid_input");
-    expect(thrown(() => createSqliteStore({ file: freshFile(), synchronous: "off" as never })).code).toBe("invalid_input");
-    expect(thrown(() => createSqliteStore({ file: freshFile(), extra: 1 } as never)).code).toBe("invalid_input");
-    expect(thrown(() => createSqliteStore({ file: path.join(freshFile(), "no", "such", "dir.db") })).code).toBe("io_failed");
+    expect(() => createSqliteStore({ file: "" })).toThrow(keelError("invalid_input"));
+    expect(() => createSqliteStore({ file: freshFile(), synchronous: "off" as never })).toThrow(keelError("invalid_input"));
+    expect(() => createSqliteStore({ file: freshFile(), extra: 1 } as never)).toThrow(keelError("invalid_input"));
+    // The store creates no directories: a file in a missing one is not_found, and nothing is made.
+    const missing = path.join(freshFile(), "no", "such", "dir.db");
+    expect(() => createSqliteStore({ file: missing })).toThrow(keelError("not_found"));
+    expect(existsSync(path.dirname(path.dirname(missing)))).toBe(false);
   });
 
   it("fails closed on a damaged value: get and read are corrupt with the location, check reports it", async () => {

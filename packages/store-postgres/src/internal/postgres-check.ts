@@ -1,20 +1,11 @@
 import type { KeelError } from "@keel/core";
-import type { IntegrityProblem, IntegrityReport } from "@keel/store";
-import { keyPath } from "@keel/store/kit";
+import type { IntegrityReport } from "@keel/store";
+import { createIntegrityFindings } from "@keel/store/kit";
 import { ok, type Result } from "neverthrow";
 import type { Pool } from "pg";
 import type { PostgresContext } from "./postgres-context.js";
-import { decodeKeyText as decodeKey } from "@keel/store/kit";
+import { postgresPlace } from "./postgres-docs.js";
 import { POSTGRES_SCHEMA_VERSION, readPostgresSchemaVersion } from "./postgres-schema.js";
-
-const parses = (text: string | null) => {
-  try {
-    JSON.parse(text ?? "");
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /**
  * The integrity check: the schema version, every live value parsing as JSON, and every log's
@@ -23,25 +14,21 @@ const parses = (text: string | null) => {
  */
 export async function checkPostgres(pool: Pool, context: PostgresContext): Promise<Result<IntegrityReport, KeelError>> {
   const { tables } = context;
-  const where = `postgres:${tables.schema}`;
-  const problems: IntegrityProblem[] = [];
-  const version = await readPostgresSchemaVersion(pool, tables.schema);
-  if (version !== POSTGRES_SCHEMA_VERSION) problems.push({ location: where, code: "schema", message: `schema version ${version}; this adapter writes ${POSTGRES_SCHEMA_VERSION}` });
+  const findings = createIntegrityFindings(postgresPlace(context));
+  findings.schema(await readPostgresSchemaVersion(pool, tables.schema), POSTGRES_SCHEMA_VERSION);
   for (const row of (await pool.query<{ key: string; value: string | null }>(`SELECT key, value FROM ${tables.docs} WHERE NOT deleted ORDER BY key`)).rows) {
-    if (!parses(row.value)) problems.push({ location: `${where}#docs/${keyPath(decodeKey(row.key))}`, code: "corrupt", message: "the stored value is not JSON" });
+    findings.doc(row.key, row.value);
   }
   for (const row of (await pool.query<{ log: string; seq: string; value: string }>(`SELECT log, seq, value FROM ${tables.records} ORDER BY log, seq`)).rows) {
-    if (!parses(row.value)) problems.push({ location: `${where}#logs/${keyPath(decodeKey(row.log))}@${row.seq}`, code: "corrupt", message: "the stored record is not JSON" });
+    findings.record(row.log, row.seq, row.value);
   }
-  const gaps = await pool.query<{ key: string; last_seq: string; count: string; low: string | null; high: string | null }>(
+  const logs = await pool.query<{ key: string; last_seq: string; count: string; low: string | null; high: string | null }>(
     `SELECT l.key, l.last_seq, count(r.seq) AS count, min(r.seq) AS low, max(r.seq) AS high
      FROM ${tables.logs} l LEFT JOIN ${tables.records} r ON r.log = l.key WHERE NOT l.deleted GROUP BY l.key, l.last_seq ORDER BY l.key`,
   );
-  for (const row of gaps.rows) {
-    const count = Number(row.count);
-    if (count > 0 && (Number(row.high) !== Number(row.last_seq) || Number(row.high) - Number(row.low) + 1 !== count)) {
-      problems.push({ location: `${where}#logs/${keyPath(decodeKey(row.key))}`, code: "seq_gap", message: `${count} records between seq ${row.low} and ${row.high}, head ${row.last_seq}` });
-    }
+  const number = (text: string | null) => (text === null ? null : Number(text));
+  for (const row of logs.rows) {
+    findings.logSeqs({ key: row.key, lastSeq: Number(row.last_seq), count: Number(row.count), low: number(row.low), high: number(row.high) });
   }
-  return ok({ ok: problems.length === 0, repaired: [], problems });
+  return ok(findings.report());
 }

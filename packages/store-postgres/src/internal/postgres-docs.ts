@@ -1,41 +1,23 @@
 import { KeelError, type JsonValue } from "@keel/core";
-import type { DamagedEntry, Doc, DocMeta, DocStore, WrittenDoc } from "@keel/store";
-import {
-  type EncodedPut,
-  decideBatch,
-  decideDelete,
-  decidePut,
-  encodeValue,
-  keyCursor,
-  keyPath,
-  validateBatch,
-  validateDeleteCondition,
-  validateKey,
-  validatePage,
-  validatePutCondition,
-} from "@keel/store/kit";
-import { err, errAsync, ok, type Result, type ResultAsync } from "neverthrow";
+import type { DocStore, WrittenDoc } from "@keel/store";
+import { decideBatch, decideDelete, decidePut, validateBatchArguments, validateDeleteArguments, validateKey, validatePutArguments, type EncodedPut } from "@keel/store/kit";
+import { docMetaPage, docValuePage, encodeKeyText as encodeKey, storedDoc, validatePageQuery, type StoredPlace } from "@keel/store/kit";
+import { err, errAsync, ok, type ResultAsync } from "neverthrow";
 import type { PoolClient } from "pg";
-import { ATTEMPTS, NOW_MS, isRace, read, transaction, type PostgresContext } from "./postgres-context.js";
-import { decodeKeyText as decodeKey, encodeCursorText as encodeCursor, encodeKeyText as encodeKey, keyTextPrefixRange as prefixRange } from "@keel/store/kit";
-import { checkFenceIn } from "./postgres-leases.js";
+import { ATTEMPTS, NOW_MS, isRace, read, type PostgresContext } from "./postgres-context.js";
+import { fencedTransaction } from "./postgres-leases.js";
 
-/** Parses a stored value; a damaged one is `corrupt` with its location, never `undefined`. */
-export function parseStored(context: PostgresContext, text: string | null, location: string): Result<JsonValue, KeelError> {
-  try {
-    if (text === null) throw new Error("no value");
-    return ok(JSON.parse(text) as JsonValue);
-  } catch (error) {
-    const where = `postgres:${context.tables.schema}#${location}`;
-    return err(new KeelError("corrupt", `the stored value of ${location} in schema ${context.tables.schema} is not JSON`, { details: { location: where }, cause: error }));
-  }
-}
+/** Where the PostgreSQL store's rows are, as its errors and reports name it: `postgres:<schema>`. */
+export const postgresPlace = (context: PostgresContext): StoredPlace => ({ location: `postgres:${context.tables.schema}`, described: `schema ${context.tables.schema}` });
 
 const iso = (ms: string | number) => new Date(Number(ms)).toISOString();
+
+const stamp = (row: { version: string; updated_at: string }) => ({ version: Number(row.version), updatedAt: iso(row.updated_at) });
 
 /** The document port over `keel_docs`. */
 export function createPostgresDocs(context: PostgresContext): DocStore {
   const { docs } = context.tables;
+  const place = postgresPlace(context);
   const lockDoc = async (client: PoolClient, stored: string) => {
     const row = (await client.query<{ version: string; deleted: boolean }>(`SELECT version, deleted FROM ${docs} WHERE key = $1 FOR UPDATE`, [stored])).rows[0];
     return row ? { version: Number(row.version), deleted: row.deleted } : undefined;
@@ -46,22 +28,15 @@ export function createPostgresDocs(context: PostgresContext): DocStore {
       if (segments.isErr()) return errAsync(segments.error);
       return read(context, "reading a document", async (pool) => {
         const row = (await pool.query<{ version: string; value: string | null; updated_at: string }>(`SELECT version, value, updated_at FROM ${docs} WHERE key = $1 AND NOT deleted`, [encodeKey(segments.value)])).rows[0];
-        if (!row) return ok(undefined);
-        return parseStored(context, row.value, `docs/${keyPath(segments.value)}`).map((value) => ({ key: segments.value, value, version: Number(row.version), updatedAt: iso(row.updated_at) }));
+        return row ? storedDoc(place, segments.value, row, stamp) : ok(undefined);
       });
     },
     put: (key, value, condition) => {
-      const checked = validateKey(key).andThen((segments) =>
-        validatePutCondition(condition).andThen((parsed) => encodeValue(value, context.maxValueBytes).map((encoded) => ({ segments, parsed, encoded }))),
-      );
+      const checked = validatePutArguments(key, value, condition, context.maxValueBytes);
       if (checked.isErr()) return errAsync(checked.error);
-      const { segments, parsed, encoded } = checked.value;
-      const stored = encodeKey(segments);
-      const path = keyPath(segments);
+      const { segments, stored, path, parsed, encoded } = checked.value;
       // Serialized and checked before taking a connection (LangGraph's lesson: serializing inside BEGIN starves the pool).
-      return transaction(context, `writing ${path}`, async (client) => {
-        const fenced = await checkFenceIn(client, context, parsed.fence);
-        if (fenced.isErr()) return err(fenced.error);
+      return fencedTransaction(context, `writing ${path}`, parsed.fence, async (client) => {
         const current = await lockDoc(client, stored);
         const version = decidePut(current, parsed, path);
         if (version.isErr()) return err(version.error);
@@ -77,14 +52,10 @@ export function createPostgresDocs(context: PostgresContext): DocStore {
       });
     },
     delete: (key, condition) => {
-      const checked = validateKey(key).andThen((segments) => validateDeleteCondition(condition).map((parsed) => ({ segments, parsed })));
+      const checked = validateDeleteArguments(key, condition);
       if (checked.isErr()) return errAsync(checked.error);
-      const { segments, parsed } = checked.value;
-      const stored = encodeKey(segments);
-      const path = keyPath(segments);
-      return transaction(context, `deleting ${path}`, async (client) => {
-        const fenced = await checkFenceIn(client, context, parsed.fence);
-        if (fenced.isErr()) return err(fenced.error);
+      const { stored, path, parsed } = checked.value;
+      return fencedTransaction(context, `deleting ${path}`, parsed.fence, async (client) => {
         const deleted = decideDelete(await lockDoc(client, stored), parsed, path);
         if (deleted.isOk() && deleted.value) {
           await client.query(`UPDATE ${docs} SET version = version + 1, deleted = true, value = NULL, bytes = 0, updated_at = ${NOW_MS} WHERE key = $1`, [stored]);
@@ -93,18 +64,15 @@ export function createPostgresDocs(context: PostgresContext): DocStore {
       });
     },
     batch: (writes, options) => {
-      const checked = validateBatch(writes, options, context.maxValueBytes);
+      const checked = validateBatchArguments(writes, options, context.maxValueBytes);
       if (checked.isErr()) return errAsync(checked.error);
-      const { writes: encoded, fence } = checked.value;
-      const stored = encoded.map((write) => encodeKey(write.segments));
+      const { writes: encoded, fence, stored } = checked.value;
       if (fence === undefined) return batchInOneStatement(context, encoded, stored);
       // Fenced: one transaction, four round trips whatever the batch's size: lock the existing rows (in
       // key order, so two batches never deadlock), decide, then one statement updates them and
       // inserts the new ones (plain INSERT: a racing creator hits the primary key and the
       // transaction runs again, as a single put does).
-      return transaction(context, `writing ${encoded.length} documents`, async (client) => {
-        const fenced = await checkFenceIn(client, context, fence);
-        if (fenced.isErr()) return err(fenced.error);
+      return fencedTransaction(context, `writing ${encoded.length} documents`, fence, async (client) => {
         if (encoded.length === 0) return ok([]);
         const locked = await client.query<{ key: string; version: string; deleted: boolean }>(
           `SELECT key, version, deleted FROM ${docs} WHERE key = ANY($1::text[]) ORDER BY key FOR UPDATE`,
@@ -146,45 +114,27 @@ export function createPostgresDocs(context: PostgresContext): DocStore {
       });
     },
     readPage: (prefix, page) => {
-      const checked = validateKey(prefix, "prefix", true).andThen((segments) => validatePage(page).map((parsed) => ({ segments, parsed })));
-      if (checked.isErr()) return errAsync(checked.error);
-      const { segments, parsed } = checked.value;
-      const { from, to } = prefixRange(segments);
+      const query = validatePageQuery(prefix, page);
+      if (query.isErr()) return errAsync(query.error);
+      const { from, to, after, limit } = query.value;
       return read(context, "reading a page of documents", async (pool) => {
-        const rows = (
-          await pool.query<{ key: string; version: string; value: string | null; updated_at: string }>(
-            `SELECT key, version, value, updated_at FROM ${docs} WHERE NOT deleted AND key >= $1 AND key < $2 AND key > $3 ORDER BY key LIMIT $4`,
-            [from, to, encodeCursor(parsed.after), parsed.limit + 1],
-          )
-        ).rows;
-        const items: Doc[] = [];
-        const damaged: DamagedEntry[] = [];
-        for (const row of rows.slice(0, parsed.limit)) {
-          const key = decodeKey(row.key);
-          const location = `docs/${keyPath(key)}`;
-          const value = parseStored(context, row.value, location);
-          if (value.isOk()) items.push({ key, value: value.value, version: Number(row.version), updatedAt: iso(row.updated_at) });
-          else damaged.push({ key, location: `postgres:${context.tables.schema}#${location}`, problem: value.error.message });
-        }
-        const last = rows.length > parsed.limit ? rows[parsed.limit - 1] : undefined;
-        return ok({ items, ...(damaged.length > 0 ? { damaged } : {}), ...(last ? { next: keyCursor(decodeKey(last.key)) } : {}) });
+        const rows = await pool.query<{ key: string; version: string; value: string | null; updated_at: string }>(
+          `SELECT key, version, value, updated_at FROM ${docs} WHERE NOT deleted AND key >= $1 AND key < $2 AND key > $3 ORDER BY key LIMIT $4`,
+          [from, to, after, limit + 1],
+        );
+        return ok(docValuePage(place, rows.rows, limit, stamp));
       });
     },
     list: (prefix, page) => {
-      const checked = validateKey(prefix, "prefix", true).andThen((segments) => validatePage(page).map((parsed) => ({ segments, parsed })));
-      if (checked.isErr()) return errAsync(checked.error);
-      const { segments, parsed } = checked.value;
-      const { from, to } = prefixRange(segments);
+      const query = validatePageQuery(prefix, page);
+      if (query.isErr()) return errAsync(query.error);
+      const { from, to, after, limit } = query.value;
       return read(context, "listing documents", async (pool) => {
-        const rows = (
-          await pool.query<{ key: string; version: string; bytes: number; updated_at: string }>(
-            `SELECT key, version, bytes, updated_at FROM ${docs} WHERE NOT deleted AND key >= $1 AND key < $2 AND key > $3 ORDER BY key LIMIT $4`,
-            [from, to, encodeCursor(parsed.after), parsed.limit + 1],
-          )
-        ).rows;
-        const items: DocMeta[] = rows.slice(0, parsed.limit).map((row) => ({ key: decodeKey(row.key), version: Number(row.version), updatedAt: iso(row.updated_at), bytes: row.bytes }));
-        const last = items[items.length - 1];
-        return ok(rows.length > parsed.limit && last ? { items, next: keyCursor(last.key) } : { items });
+        const rows = await pool.query<{ key: string; version: string; bytes: number; updated_at: string }>(
+          `SELECT key, version, bytes, updated_at FROM ${docs} WHERE NOT deleted AND key >= $1 AND key < $2 AND key > $3 ORDER BY key LIMIT $4`,
+          [from, to, after, limit + 1],
+        );
+        return ok(docMetaPage(rows.rows, limit, (row) => ({ ...stamp(row), bytes: row.bytes })));
       });
     },
   };

@@ -1,20 +1,7 @@
-import type { KeelError } from "@keel/core";
-import type { Fence, Lease, LeaseStore } from "@keel/store";
-import {
-  checkFence,
-  decideAcquire,
-  decideRelease,
-  decideRenew,
-  leaseHeld,
-  pollUntil,
-  validateAcquire,
-  validateLease,
-  validateLeaseName,
-  validateRenewOptions,
-  type Attempt,
-  type LeaseState,
-} from "@keel/store/kit";
-import { errAsync, ok, okAsync, type Result } from "neverthrow";
+import { isSafeName, type KeelError } from "@keel/core";
+import type { Fence, LeaseStore } from "@keel/store";
+import { checkFence, createLeasePort, type LeaseState } from "@keel/store/kit";
+import { err, ok, type Result, type ResultAsync } from "neverthrow";
 import type { PoolClient } from "pg";
 import { NOW_MS, read, transaction, type PostgresContext } from "./postgres-context.js";
 
@@ -41,70 +28,53 @@ async function lockLease(client: PoolClient, context: PostgresContext, name: str
  * Checks a write's fence inside the caller's transaction, by the database clock, holding the
  * lease row `FOR SHARE` until the write commits: no takeover can slip between check and write.
  */
-export async function checkFenceIn(client: PoolClient, context: PostgresContext, fence: Fence | undefined): Promise<Result<void, KeelError>> {
+async function checkFenceIn(client: PoolClient, context: PostgresContext, fence: Fence | undefined): Promise<Result<void, KeelError>> {
   if (!fence) return ok(undefined);
+  // A fence naming no possible lease (not a safe name: NUL, '/', …) names none that is held, as
+  // in every store; asked of the database, a NUL would fail as io_failed (text cannot hold it).
+  if (!isSafeName(fence.lease)) return checkFence(undefined, fence, 0);
   const { now, state } = await lockLease(client, context, fence.lease, "SHARE");
   return checkFence(state, fence, now);
 }
 
+/** Runs `step` in one transaction once the write's fence holds in it (see `checkFenceIn`): a fenced write commits under the lease row's lock. */
+export function fencedTransaction<T>(
+  context: PostgresContext,
+  what: string,
+  fence: Fence | undefined,
+  step: (client: PoolClient) => Promise<Result<T, KeelError>>,
+): ResultAsync<T, KeelError> {
+  return transaction(context, what, async (client) => {
+    const fenced = await checkFenceIn(client, context, fence);
+    return fenced.isErr() ? err(fenced.error) : step(client);
+  });
+}
+
 /** The lease port over `keel_leases`: row leases with fencing tokens, expiry by `clock_timestamp()`. */
 export function createPostgresLeases(context: PostgresContext): LeaseStore {
-  // A new name is a plain INSERT: of two first acquirers, the second hits the primary key and
-  // its transaction runs again (and finds the lease held), never an upsert over the first.
-  const write = (client: PoolClient, name: string, lease: LeaseState, exists: boolean) =>
-    client.query(
-      exists
-        ? `UPDATE ${context.tables.leases} SET holder = $2, token = $3, expires_at = $4 WHERE name = $1`
-        : `INSERT INTO ${context.tables.leases} (name, holder, token, expires_at) VALUES ($1, $2, $3, $4)`,
-      [name, lease.holder, lease.token, lease.expiresAt],
-    );
-  return {
-    acquire: (name, holder, options) => {
-      const parsed = validateAcquire(name, holder, options);
-      if (parsed.isErr()) return errAsync(parsed.error);
-      const { ttlMs, waitMs } = parsed.value;
-      const attempt = () =>
-        transaction(context, `acquiring lease ${parsed.value.name}`, async (client) => {
-          const { now, state } = await lockLease(client, context, parsed.value.name, "UPDATE");
-          const decision = decideAcquire(state, parsed.value.name, parsed.value.holder, now, ttlMs);
-          if (!decision.acquired) return ok<Attempt<Lease, Lease>>({ done: false, last: decision.held });
-          await write(client, decision.lease.name, decision.lease, state !== undefined);
-          return ok<Attempt<Lease, Lease>>({ done: true, value: decision.lease });
-        });
-      return pollUntil(attempt, waitMs).andThen((outcome) => (outcome.done ? okAsync(outcome.value) : errAsync(leaseHeld(outcome.last, waitMs))));
-    },
-    renew: (lease, options) => {
-      const checked = validateLease(lease).andThen((parsed) => validateRenewOptions(options).map(({ ttlMs }) => ({ parsed, ttlMs })));
-      if (checked.isErr()) return errAsync(checked.error);
-      const { parsed, ttlMs } = checked.value;
-      return transaction(context, `renewing lease ${parsed.name}`, async (client) => {
-        const { now, state } = await lockLease(client, context, parsed.name, "UPDATE");
-        const renewed = decideRenew(state, parsed, now, ttlMs ?? Math.max(1, parsed.expiresAt - now));
-        if (renewed.isOk()) await write(client, parsed.name, renewed.value, true);
-        return renewed;
-      });
-    },
-    release: (lease) => {
-      const parsed = validateLease(lease);
-      if (parsed.isErr()) return errAsync(parsed.error);
-      return transaction(context, `releasing lease ${parsed.value.name}`, async (client) => {
-        const { state } = await lockLease(client, context, parsed.value.name, "UPDATE");
-        const next = decideRelease(state, parsed.value);
-        if (next) await write(client, parsed.value.name, next, true);
-        return ok(undefined);
-      });
-    },
-    current: (name) => {
-      const parsed = validateLeaseName(name);
-      if (parsed.isErr()) return errAsync(parsed.error);
-      return read(context, `reading lease ${parsed.value}`, async (pool) => {
-        const rows = await pool.query<{ holder: string; token: string; expires_at: string }>(
-          `SELECT holder, token, expires_at FROM ${context.tables.leases} WHERE name = $1 AND expires_at > ${NOW_MS}`,
-          [parsed.value],
-        );
+  const { leases } = context.tables;
+  return createLeasePort({
+    change: (name, what, decide) =>
+      transaction(context, what, async (client) => {
+        const { now, state } = await lockLease(client, context, name, "UPDATE");
+        const change = decide(state, now);
+        // A new name is a plain INSERT: of two first acquirers, the second hits the primary key
+        // and its transaction runs again (and finds the lease held), never an upsert over the first.
+        if (change.write) {
+          await client.query(
+            state
+              ? `UPDATE ${leases} SET holder = $2, token = $3, expires_at = $4 WHERE name = $1`
+              : `INSERT INTO ${leases} (name, holder, token, expires_at) VALUES ($1, $2, $3, $4)`,
+            [name, change.write.holder, change.write.token, change.write.expiresAt],
+          );
+        }
+        return change.result;
+      }),
+    live: (name, what) =>
+      read(context, what, async (pool) => {
+        const rows = await pool.query<{ holder: string; token: string; expires_at: string }>(`SELECT holder, token, expires_at FROM ${leases} WHERE name = $1 AND expires_at > ${NOW_MS}`, [name]);
         const row = rows.rows[0];
-        return ok(row ? { name: parsed.value, holder: row.holder, token: Number(row.token), expiresAt: Number(row.expires_at) } : undefined);
-      });
-    },
-  };
+        return ok(row ? { name, holder: row.holder, token: Number(row.token), expiresAt: Number(row.expires_at) } : undefined);
+      }),
+  });
 }

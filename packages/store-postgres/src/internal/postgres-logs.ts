@@ -1,29 +1,26 @@
 import type { KeelError } from "@keel/core";
 import type { LogRecord, LogStore } from "@keel/store";
-import { decideAppend, keyPath, validateAppend, validateFenceOption, validateKey, validateReadOptions } from "@keel/store/kit";
+import { decideAppend, storedRecords, validateAppendArguments, validateKey, validateLogDeleteArguments, validateLogKey, validateReadArguments } from "@keel/store/kit";
 import { err, errAsync, ok, type Result } from "neverthrow";
-import { NOW_MS, read, transaction, type PostgresContext } from "./postgres-context.js";
-import { parseStored } from "./postgres-docs.js";
-import { decodeKeyText as decodeKey, encodeKeyText as encodeKey, keyTextPrefixRange as prefixRange } from "@keel/store/kit";
-import { checkFenceIn } from "./postgres-leases.js";
+import { NOW_MS, read, type PostgresContext } from "./postgres-context.js";
+import { postgresPlace } from "./postgres-docs.js";
+import { decodeKeyText as decodeKey, keyTextPrefixRange as prefixRange } from "@keel/store/kit";
+import { fencedTransaction } from "./postgres-leases.js";
 
 /** The log port over `keel_logs` (head rows, locked per append) and `keel_log_records`. */
 export function createPostgresLogs(context: PostgresContext): LogStore {
   const { logs, records: recordsTable } = context.tables;
+  const place = postgresPlace(context);
   return {
     append: (log, records, options) => {
-      const checked = validateKey(log, "log").andThen((segments) => validateAppend(records, options, context.maxValueBytes).map((parsed) => ({ segments, ...parsed })));
+      const checked = validateAppendArguments(log, records, options, context.maxValueBytes);
       if (checked.isErr()) return errAsync(checked.error);
-      const { segments, records: encoded, options: parsed } = checked.value;
-      const stored = encodeKey(segments);
-      const path = keyPath(segments);
-      return transaction(context, `appending to ${path}`, async (client) => {
+      const { stored, path, records: encoded, options: parsed } = checked.value;
+      return fencedTransaction(context, `appending to ${path}`, parsed.fence, async (client) => {
         // A buffered append commits without waiting for its WAL flush (this transaction only):
         // visible at once, lost only if the server stops before the WAL writer flushes it, and
         // flushed by any later synchronous commit (the WAL is one sequence).
         if (parsed.durable === false) await client.query("SET LOCAL synchronous_commit = off");
-        const fenced = await checkFenceIn(client, context, parsed.fence);
-        if (fenced.isErr()) return err(fenced.error);
         // The head row is the log's lock: appends to one log take turns on it. Two first
         // appends to a new log both find none; the second's INSERT of the head (or of seq 1)
         // hits the first's key, and its transaction runs again.
@@ -55,41 +52,30 @@ export function createPostgresLogs(context: PostgresContext): LogStore {
       });
     },
     read: (log, options) => {
-      const checked = validateKey(log, "log").andThen((segments) => validateReadOptions(options).map((parsed) => ({ segments, parsed })));
+      const checked = validateReadArguments(log, options);
       if (checked.isErr()) return errAsync(checked.error);
-      const { segments, parsed } = checked.value;
-      return read(context, `reading ${keyPath(segments)}`, async (pool): Promise<Result<LogRecord[], KeelError>> => {
-        const rows = (
-          await pool.query<{ seq: string; id: string; value: string; at: string }>(
-            `SELECT seq, id, value, at FROM ${recordsTable} WHERE log = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
-            [encodeKey(segments), parsed.afterSeq, Number.isFinite(parsed.limit) ? parsed.limit : null],
-          )
-        ).rows;
-        const out: LogRecord[] = [];
-        for (const row of rows) {
-          const value = parseStored(context, row.value, `logs/${keyPath(segments)}@${row.seq}`);
-          if (value.isErr()) return err(value.error);
-          out.push({ seq: Number(row.seq), id: row.id, value: value.value, at: new Date(Number(row.at)).toISOString() });
-        }
-        return ok(out);
+      const { stored, path, parsed } = checked.value;
+      return read(context, `reading ${path}`, async (pool): Promise<Result<LogRecord[], KeelError>> => {
+        const rows = await pool.query<{ seq: string; id: string; value: string; at: string }>(
+          `SELECT seq, id, value, at FROM ${recordsTable} WHERE log = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+          [stored, parsed.afterSeq, Number.isFinite(parsed.limit) ? parsed.limit : null],
+        );
+        return storedRecords(place, path, rows.rows, (row) => ({ seq: Number(row.seq), at: new Date(Number(row.at)).toISOString() }));
       });
     },
     head: (log) => {
-      const segments = validateKey(log, "log");
-      if (segments.isErr()) return errAsync(segments.error);
+      const checked = validateLogKey(log);
+      if (checked.isErr()) return errAsync(checked.error);
       return read(context, "reading a log head", async (pool) => {
-        const row = (await pool.query<{ last_seq: string }>(`SELECT last_seq FROM ${logs} WHERE key = $1 AND NOT deleted`, [encodeKey(segments.value)])).rows[0];
+        const row = (await pool.query<{ last_seq: string }>(`SELECT last_seq FROM ${logs} WHERE key = $1 AND NOT deleted`, [checked.value.stored])).rows[0];
         return ok(row ? { lastSeq: Number(row.last_seq) } : undefined);
       });
     },
     delete: (log, options) => {
-      const checked = validateKey(log, "log").andThen((segments) => validateFenceOption(options).map((parsed) => ({ segments, parsed })));
+      const checked = validateLogDeleteArguments(log, options);
       if (checked.isErr()) return errAsync(checked.error);
-      const { segments, parsed } = checked.value;
-      const stored = encodeKey(segments);
-      return transaction(context, `deleting ${keyPath(segments)}`, async (client) => {
-        const fenced = await checkFenceIn(client, context, parsed.fence);
-        if (fenced.isErr()) return err(fenced.error);
+      const { stored, path, parsed } = checked.value;
+      return fencedTransaction(context, `deleting ${path}`, parsed.fence, async (client) => {
         const head = (await client.query<{ deleted: boolean }>(`SELECT deleted FROM ${logs} WHERE key = $1 FOR UPDATE`, [stored])).rows[0];
         if (!head || head.deleted) return ok(false);
         await client.query(`DELETE FROM ${recordsTable} WHERE log = $1`, [stored]);

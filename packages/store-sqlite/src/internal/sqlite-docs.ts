@@ -1,21 +1,9 @@
 import { KeelError, type JsonValue } from "@keel/core";
-import type { DamagedEntry, Doc, DocMeta, DocStore, PutCondition, WrittenDoc } from "@keel/store";
-import {
-  decideBatch,
-  decideDelete,
-  decidePut,
-  encodeValue,
-  keyCursor,
-  keyPath,
-  validateBatch,
-  validateDeleteCondition,
-  validateKey,
-  validatePage,
-  validatePutCondition,
-} from "@keel/store/kit";
+import type { DocStore, PutCondition, WrittenDoc } from "@keel/store";
+import { decideBatch, decideDelete, decidePut, validateBatchArguments, validateDeleteArguments, validateKey, validatePutArguments } from "@keel/store/kit";
+import { docMetaPage, docValuePage, encodeKeyText as encodeKey, storedDoc, validatePageQuery, type StoredPlace } from "@keel/store/kit";
 import { err, errAsync, ok, type Result } from "neverthrow";
 import { checkFenceIn } from "./sqlite-leases.js";
-import { decodeKeyText as decodeKey, encodeCursorText as encodeCursor, encodeKeyText as encodeKey, keyTextPrefixRange as prefixRange } from "@keel/store/kit";
 import { readStep, writeTransaction, type SqliteContext } from "./sqlite-context.js";
 
 interface DocRow {
@@ -25,15 +13,10 @@ interface DocRow {
   updated_at: string;
 }
 
-/** Parses a stored value; a damaged one is `corrupt` with its location, never `undefined`. */
-export function parseStored(context: SqliteContext, text: string | null, location: string): Result<JsonValue, KeelError> {
-  try {
-    if (text === null) throw new Error("no value");
-    return ok(JSON.parse(text) as JsonValue);
-  } catch (error) {
-    return err(new KeelError("corrupt", `the stored value of ${location} in ${context.file} is not JSON`, { details: { location: `${context.file}#${location}` }, cause: error }));
-  }
-}
+/** Where the SQLite store's rows are, as its errors and reports name it: the database file. */
+export const sqlitePlace = (context: SqliteContext): StoredPlace => ({ location: context.file, described: context.file });
+
+const stamp = (row: { version: number; updated_at: string }) => ({ version: row.version, updatedAt: row.updated_at });
 
 /** The document port over `keel_docs`. */
 export function createSqliteDocs(context: SqliteContext): DocStore {
@@ -53,6 +36,8 @@ export function createSqliteDocs(context: SqliteContext): DocStore {
   const stateOf = db.prepare<[string], { version: number; deleted: number }>("SELECT version, deleted FROM keel_docs WHERE key = ?");
   // The fast path of a conditional write: the condition checked by the write itself, one
   // statement instead of a read then a write; no row back means the condition did not hold.
+  // Kept for speed: it serves SQLite put + get within 1.5× raw better-sqlite3 and the LangGraph
+  // checkpointer at ≥ 1× SqliteSaver (bench/store-sql.bench.ts, bench/langgraph.bench.ts; issue 31).
   type Written = { version: number } | undefined;
   /** A fast-path write whose condition did not hold (never returned to a caller). */
   const refused = new KeelError("conflict", "a conditional write was refused");
@@ -77,6 +62,7 @@ export function createSqliteDocs(context: SqliteContext): DocStore {
     else written = overwrite.get(stored, text, bytes, updatedAt);
     return written?.version;
   };
+  const place = sqlitePlace(context);
   const iso = () => new Date(context.clock.now()).toISOString();
   const state = (row: Pick<DocRow, "version" | "deleted"> | undefined) => (row ? { version: row.version, deleted: row.deleted === 1 } : undefined);
 
@@ -86,48 +72,38 @@ export function createSqliteDocs(context: SqliteContext): DocStore {
       if (segments.isErr()) return errAsync(segments.error);
       return readStep(context, "reading a document", () => {
         const row = select.get(encodeKey(segments.value));
-        if (!row || row.deleted === 1) return ok(undefined);
-        return parseStored(context, row.value, `docs/${keyPath(segments.value)}`).map((value) => ({ key: segments.value, value, version: row.version, updatedAt: row.updated_at }));
+        return !row || row.deleted === 1 ? ok(undefined) : storedDoc(place, segments.value, row, stamp);
       });
     },
     put: (key, value, condition) => {
-      const checked = validateKey(key).andThen((segments) =>
-        validatePutCondition(condition).andThen((parsed) => encodeValue(value, context.maxValueBytes).map((encoded) => ({ segments, parsed, encoded }))),
-      );
+      const checked = validatePutArguments(key, value, condition, context.maxValueBytes);
       if (checked.isErr()) return errAsync(checked.error);
-      const { segments, parsed, encoded } = checked.value;
-      const stored = encodeKey(segments);
-      const path = keyPath(segments);
+      const { segments, stored, path, parsed, encoded } = checked.value;
       const what = `writing ${path}`;
-      const written = (version: number, updatedAt: string) => ({ key: [...segments], value: JSON.parse(encoded.text) as JsonValue, version, updatedAt });
+      // The value is returned as given, not parsed back from the stored text: it is the caller's
+      // own object, so mutating it changes nothing stored, and as JSON it is what a read returns.
+      // Kept for speed: a parse per put counted against SQLite put + get within 1.5× raw
+      // better-sqlite3 in CPU (bench/store-sql.bench.ts; issue 31).
+      const written = (version: number, updatedAt: string) => ({ key: [...segments], value: value as JsonValue, version, updatedAt });
       // Serialized and checked before the transaction: nothing slow runs while the write lock is
-      // held. The write checks its own condition; a refused one is decided by decidePut, as in
-      // every store (see batch).
-      const fast = writeTransaction(context, what, () =>
+      // held. The write checks its own condition; a refused one wrote nothing, so it is decided
+      // in the same transaction by decidePut, as in every store (see batch).
+      return writeTransaction(context, what, () =>
         checkFenceIn(context, parsed.fence).andThen(() => {
           const updatedAt = iso();
           const version = writeIf(stored, parsed, encoded.text, encoded.bytes, updatedAt);
-          return version === undefined ? err(refused) : ok(written(version, updatedAt));
+          if (version !== undefined) return ok(written(version, updatedAt));
+          return decidePut(state(stateOf.get(stored)), parsed, path).map((decided) => {
+            upsert.run(stored, decided, encoded.text, encoded.bytes, updatedAt);
+            return written(decided, updatedAt);
+          });
         }),
       );
-      const decided = () =>
-        writeTransaction(context, what, () =>
-          checkFenceIn(context, parsed.fence).andThen(() =>
-            decidePut(state(stateOf.get(stored)), parsed, path).map((version) => {
-              const updatedAt = iso();
-              upsert.run(stored, version, encoded.text, encoded.bytes, updatedAt);
-              return written(version, updatedAt);
-            }),
-          ),
-        );
-      return fast.orElse((error) => (error === refused ? decided() : errAsync(error)));
     },
     delete: (key, condition) => {
-      const checked = validateKey(key).andThen((segments) => validateDeleteCondition(condition).map((parsed) => ({ segments, parsed })));
+      const checked = validateDeleteArguments(key, condition);
       if (checked.isErr()) return errAsync(checked.error);
-      const { segments, parsed } = checked.value;
-      const stored = encodeKey(segments);
-      const path = keyPath(segments);
+      const { stored, path, parsed } = checked.value;
       return writeTransaction(context, `deleting ${path}`, () =>
         checkFenceIn(context, parsed.fence).andThen(() =>
           decideDelete(state(stateOf.get(stored)), parsed, path).map((deleted) => {
@@ -138,10 +114,9 @@ export function createSqliteDocs(context: SqliteContext): DocStore {
       );
     },
     batch: (writes, options) => {
-      const checked = validateBatch(writes, options, context.maxValueBytes);
+      const checked = validateBatchArguments(writes, options, context.maxValueBytes);
       if (checked.isErr()) return errAsync(checked.error);
-      const { writes: encoded, fence } = checked.value;
-      const stored = encoded.map((write) => encodeKey(write.segments));
+      const { writes: encoded, fence, stored } = checked.value;
       const what = `writing ${encoded.length} documents`;
       // One transaction for the whole batch: one commit (one fsync), all or none. First each
       // write checks its own condition (one statement a write); when one is refused, all are
@@ -177,36 +152,16 @@ export function createSqliteDocs(context: SqliteContext): DocStore {
       return fast.orElse((error) => (error === refused ? decided() : errAsync(error)));
     },
     readPage: (prefix, page) => {
-      const checked = validateKey(prefix, "prefix", true).andThen((segments) => validatePage(page).map((parsed) => ({ segments, parsed })));
-      if (checked.isErr()) return errAsync(checked.error);
-      const { segments, parsed } = checked.value;
-      const { from, to } = prefixRange(segments);
-      return readStep(context, "reading a page of documents", () => {
-        const rows = readPage.all(from, to, encodeCursor(parsed.after), parsed.limit + 1);
-        const items: Doc[] = [];
-        const damaged: DamagedEntry[] = [];
-        for (const row of rows.slice(0, parsed.limit)) {
-          const key = decodeKey(row.key);
-          const location = `docs/${keyPath(key)}`;
-          const value = parseStored(context, row.value, location);
-          if (value.isOk()) items.push({ key, value: value.value, version: row.version, updatedAt: row.updated_at });
-          else damaged.push({ key, location: `${context.file}#${location}`, problem: value.error.message });
-        }
-        const last = rows.length > parsed.limit ? rows[parsed.limit - 1] : undefined;
-        return ok({ items, ...(damaged.length > 0 ? { damaged } : {}), ...(last ? { next: keyCursor(decodeKey(last.key)) } : {}) });
-      });
+      const query = validatePageQuery(prefix, page);
+      if (query.isErr()) return errAsync(query.error);
+      const { from, to, after, limit } = query.value;
+      return readStep(context, "reading a page of documents", () => ok(docValuePage(place, readPage.all(from, to, after, limit + 1), limit, stamp)));
     },
     list: (prefix, page) => {
-      const checked = validateKey(prefix, "prefix", true).andThen((segments) => validatePage(page).map((parsed) => ({ segments, parsed })));
-      if (checked.isErr()) return errAsync(checked.error);
-      const { segments, parsed } = checked.value;
-      const { from, to } = prefixRange(segments);
-      return readStep(context, "listing documents", () => {
-        const rows = list.all(from, to, encodeCursor(parsed.after), parsed.limit + 1);
-        const items: DocMeta[] = rows.slice(0, parsed.limit).map((row) => ({ key: decodeKey(row.key), version: row.version, updatedAt: row.updated_at, bytes: row.bytes }));
-        const last = items[items.length - 1];
-        return ok(rows.length > parsed.limit && last ? { items, next: keyCursor(last.key) } : { items });
-      });
+      const query = validatePageQuery(prefix, page);
+      if (query.isErr()) return errAsync(query.error);
+      const { from, to, after, limit } = query.value;
+      return readStep(context, "listing documents", () => ok(docMetaPage(list.all(from, to, after, limit + 1), limit, (row) => ({ ...stamp(row), bytes: row.bytes }))));
     },
   };
 }

@@ -1,15 +1,16 @@
-import type { JsonValue, KeelError } from "@keel/core";
+import type { KeelError } from "@keel/core";
 import type { LogRecord, LogStore } from "@keel/store";
-import { decideAppend, keyPath, validateAppend, validateFenceOption, validateKey, validateReadOptions } from "@keel/store/kit";
-import { err, errAsync, ok, type Result } from "neverthrow";
-import { parseStored } from "./sqlite-docs.js";
+import { decideAppend, storedRecords, validateAppendArguments, validateKey, validateLogDeleteArguments, validateLogKey, validateReadArguments } from "@keel/store/kit";
+import { errAsync, ok, type Result } from "neverthrow";
+import { sqlitePlace } from "./sqlite-docs.js";
 import { checkFenceIn } from "./sqlite-leases.js";
-import { decodeKeyText as decodeKey, encodeKeyText as encodeKey, keyTextPrefixRange as prefixRange } from "@keel/store/kit";
+import { decodeKeyText as decodeKey, keyTextPrefixRange as prefixRange } from "@keel/store/kit";
 import { readStep, writeTransaction, type SqliteContext } from "./sqlite-context.js";
 
 /** The log port over `keel_logs` (head rows) and `keel_log_records`. */
 export function createSqliteLogs(context: SqliteContext): LogStore {
   const { db } = context;
+  const place = sqlitePlace(context);
   const head = db.prepare<[string], { last_seq: number; deleted: number }>("SELECT last_seq, deleted FROM keel_logs WHERE key = ?");
   const textOf = db.prepare<[string, string], { value: string }>("SELECT value FROM keel_log_records WHERE log = ? AND id = ?");
   const insert = db.prepare("INSERT INTO keel_log_records (log, seq, id, value, at) VALUES (?, ?, ?, ?, ?)");
@@ -30,11 +31,9 @@ export function createSqliteLogs(context: SqliteContext): LogStore {
 
   return {
     append: (log, records, options) => {
-      const checked = validateKey(log, "log").andThen((segments) => validateAppend(records, options, context.maxValueBytes).map((parsed) => ({ segments, ...parsed })));
+      const checked = validateAppendArguments(log, records, options, context.maxValueBytes);
       if (checked.isErr()) return errAsync(checked.error);
-      const { segments, records: encoded, options: parsed } = checked.value;
-      const stored = encodeKey(segments);
-      const path = keyPath(segments);
+      const { stored, path, records: encoded, options: parsed } = checked.value;
       return writeTransaction(context, `appending to ${path}`, () =>
         checkFenceIn(context, parsed.fence).andThen(() => {
           const current = head.get(stored);
@@ -54,35 +53,27 @@ export function createSqliteLogs(context: SqliteContext): LogStore {
       );
     },
     read: (log, options) => {
-      const checked = validateKey(log, "log").andThen((segments) => validateReadOptions(options).map((parsed) => ({ segments, parsed })));
+      const checked = validateReadArguments(log, options);
       if (checked.isErr()) return errAsync(checked.error);
-      const { segments, parsed } = checked.value;
-      const stored = encodeKey(segments);
+      const { stored, path, parsed } = checked.value;
       const limited = Number.isFinite(parsed.limit);
-      return readStep(context, `reading ${keyPath(segments)}`, (): Result<LogRecord[], KeelError> => {
-        const out: LogRecord[] = [];
-        for (const row of limited ? read.all(stored, parsed.afterSeq, parsed.limit) : readAll.all(stored, parsed.afterSeq)) {
-          const value = parseStored(context, row.value, `logs/${keyPath(segments)}@${row.seq}`);
-          if (value.isErr()) return err(value.error);
-          out.push({ seq: row.seq, id: row.id, value: value.value as JsonValue, at: row.at });
-        }
-        return ok(out);
-      });
+      return readStep(context, `reading ${path}`, (): Result<LogRecord[], KeelError> =>
+        storedRecords(place, path, limited ? read.all(stored, parsed.afterSeq, parsed.limit) : readAll.all(stored, parsed.afterSeq), (row) => row),
+      );
     },
     head: (log) => {
-      const segments = validateKey(log, "log");
-      if (segments.isErr()) return errAsync(segments.error);
+      const checked = validateLogKey(log);
+      if (checked.isErr()) return errAsync(checked.error);
       return readStep(context, "reading a log head", () => {
-        const row = head.get(encodeKey(segments.value));
+        const row = head.get(checked.value.stored);
         return ok(row && row.deleted === 0 ? { lastSeq: row.last_seq } : undefined);
       });
     },
     delete: (log, options) => {
-      const checked = validateKey(log, "log").andThen((segments) => validateFenceOption(options).map((parsed) => ({ segments, parsed })));
+      const checked = validateLogDeleteArguments(log, options);
       if (checked.isErr()) return errAsync(checked.error);
-      const { segments, parsed } = checked.value;
-      const stored = encodeKey(segments);
-      return writeTransaction(context, `deleting ${keyPath(segments)}`, () =>
+      const { stored, path, parsed } = checked.value;
+      return writeTransaction(context, `deleting ${path}`, () =>
         checkFenceIn(context, parsed.fence).map(() => {
           const current = head.get(stored);
           if (!current || current.deleted === 1) return false;
