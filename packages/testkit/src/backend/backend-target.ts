@@ -81,6 +81,13 @@ export interface BackendConformanceTarget {
   expectedUsage?: { fresh: Usage; resumed?: Usage };
   /** The file (relative to `cwd`, created by `setup`) that the `tool_read` scenario reads. */
   toolReadPath?: string;
+  /**
+   * How the backend reports tool calls: `counted` (default) when it sees every tool call of its
+   * agent, so a turn that made none reports 0; `unknown` when it cannot see them (an API, a CLI
+   * whose stream is not known to show them): a `success` turn must then report `toolCalls: null`,
+   * never 0.
+   */
+  toolCalls?: "counted" | "unknown";
 }
 
 /**
@@ -124,6 +131,8 @@ export interface SuiteContext {
   harness(): BackendConformanceHarness;
   request(scenario: BackendConformanceScenario, extra?: Partial<BackendTurnRequest>): BackendTurnRequest;
   expectProcessesGone(): Promise<void>;
+  /** Runs a fresh `success` turn, then resumes its thread with a follow-up prompt; both must succeed. */
+  freshThenResumed(): Promise<{ first: BackendTurnResult; second: BackendTurnResult }>;
 }
 
 /** Registers `beforeEach`/`afterEach` for a fresh harness per test, and returns the helpers. */
@@ -154,6 +163,13 @@ export function useHarness(target: BackendConformanceTarget): SuiteContext {
         ...(Object.keys(env).length > 0 ? { env } : {}),
       };
     },
+    async freshThenResumed() {
+      const { backend } = harness();
+      const first = expectOk(await backend.runTurn(this.request("success")));
+      const resume = { prompt: "And the license?", threadId: first.threadId!, ...(first.resumeState ? { resumeState: first.resumeState } : {}) };
+      const second = expectOk(await backend.runTurn(this.request("success", resume)));
+      return { first, second };
+    },
     async expectProcessesGone() {
       const probe = harness().spawnedPids;
       if (!probe) return;
@@ -177,12 +193,12 @@ export function expectCode(result: Result<BackendTurnResult, KeelError>, code: K
   return result.error;
 }
 
-/** Asserts the shape every successful turn has: text, usage schema, duration, exit code, file accesses, tool calls. */
+/** Asserts the shape every successful turn has: text, usage schema, duration, exit code, file accesses, tool calls (a count, or `null` when unknown). */
 export function expectTurnShape(result: BackendTurnResult): void {
   expect(result.text).toBeTypeOf("string");
   expect(UsageSchema.safeParse(result.usage).success, JSON.stringify(result.usage)).toBe(true);
   expect(result.durationMs).toBeGreaterThanOrEqual(0);
   if (result.exitCode !== null) expect(result.exitCode).toBe(0);
   expect(Array.isArray(result.fileAccess)).toBe(true);
-  expect(Number.isSafeInteger(result.toolCalls) && result.toolCalls >= 0).toBe(true);
+  expect(result.toolCalls === null || (Number.isSafeInteger(result.toolCalls) && result.toolCalls >= 0)).toBe(true);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { expectCode, expectOk, expectTurnShape, useHarness, type BackendConformanceTarget } from "../backend-target.js";
+import { expectCode, expectTurnShape, useHarness, type BackendConformanceTarget } from "../backend-target.js";
 
 /**
  * `resume`: the thread a fresh turn returned is resumed (with the `resumeState` it returned);
@@ -16,17 +16,7 @@ export function describeResume(target: BackendConformanceTarget): void {
       return;
     }
     it("resumes the thread it returned", async () => {
-      const { backend } = suite.harness();
-      const first = expectOk(await backend.runTurn(suite.request("success")));
-      const second = expectOk(
-        await backend.runTurn(
-          suite.request("success", {
-            prompt: "And the license?",
-            threadId: first.threadId!,
-            ...(first.resumeState ? { resumeState: first.resumeState } : {}),
-          }),
-        ),
-      );
+      const { first, second } = await suite.freshThenResumed();
       expectTurnShape(second);
       expect(second.threadId).toBe(first.threadId);
     });

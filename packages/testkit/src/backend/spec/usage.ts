@@ -19,36 +19,38 @@ export function describeUsage(target: BackendConformanceTarget): void {
     const resumed = expected.resumed;
     if (target.resumable && resumed) {
       it("reports a resumed turn's own usage, not the thread's running total", async () => {
-        const { backend } = suite.harness();
-        const first = expectOk(await backend.runTurn(suite.request("success")));
-        const second = expectOk(
-          await backend.runTurn(
-            suite.request("success", {
-              prompt: "And the license?",
-              threadId: first.threadId!,
-              ...(first.resumeState ? { resumeState: first.resumeState } : {}),
-            }),
-          ),
-        );
+        const { second } = await suite.freshThenResumed();
         expect(second.usage).toEqual(resumed);
       });
     }
   });
 }
 
-/** `tools`: a file the agent reads with a tool call is in `fileAccess` as a `read`, and counted in `toolCalls`. */
+/**
+ * `tools`: a file the agent reads with a tool call is in `fileAccess` as a `read`, and counted in
+ * `toolCalls`; a backend that cannot see its agent's tool calls (`toolCalls: "unknown"`) reports
+ * `null` for a turn that showed none, never 0.
+ */
 export function describeToolCalls(target: BackendConformanceTarget): void {
   const path = target.toolReadPath;
-  if (!canPlay(target, "tool_read") || path === undefined) return;
+  const reads = canPlay(target, "tool_read") && path !== undefined;
+  if (!reads && target.toolCalls !== "unknown") return;
   describe(`${target.name}: tool calls`, () => {
     const suite = useHarness(target);
+    if (target.toolCalls === "unknown") {
+      it("reports an unseen tool-call count as null (unknown), never 0", async () => {
+        const result = expectOk(await suite.harness().backend.runTurn(suite.request("success")));
+        expect(result.toolCalls).toBeNull();
+      });
+    }
+    if (!reads) return;
     it("reports the file the agent read, and counts the tool call", async () => {
       const { cwd } = suite.harness();
       const result = expectOk(await suite.harness().backend.runTurn(suite.request("tool_read")));
       expect(result.toolCalls).toBeGreaterThanOrEqual(1);
       const full = (entry: string) => (isAbsolute(entry) ? entry : resolve(cwd, entry));
-      const reads = result.fileAccess.filter((access) => access.op === "read").map((access) => full(access.path));
-      expect(reads).toContain(resolve(cwd, path));
+      const readPaths = result.fileAccess.filter((access) => access.op === "read").map((access) => full(access.path));
+      expect(readPaths).toContain(resolve(cwd, path!));
     });
   });
 }
