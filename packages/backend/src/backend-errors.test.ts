@@ -1,36 +1,6 @@
 import { KeelError } from "@keel/core";
 import { describe, expect, it } from "vitest";
-import { backendError, isTransientFailure, withBackendContext } from "./index.js";
-
-describe("isTransientFailure: what the CLIs and providers say when a failure is transient", () => {
-  it.each([
-    'API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
-    "unexpected status 503 Service Unavailable: upstream overloaded",
-    "[API Error: 429 Resource exhausted]",
-    "stream error: exceeded retry limit, last status: 500 Internal Server Error",
-    'APIError: {"statusCode":502}',
-    "Rate limit reached for requests",
-    "429 Too Many Requests",
-    "HTTP 504 Gateway Timeout",
-  ])("transient: %s", (message) => {
-    expect(isTransientFailure(message)).toBe(true);
-  });
-
-  it.each([
-    "API Error: 401 invalid x-api-key",
-    "Model not found: nonexistent/nonexistent.",
-    "Reached maximum number of turns (2)",
-    "No conversation found with session ID: abc",
-    "wrote 500 lines to out.txt",
-    "",
-  ])("not transient: %s", (message) => {
-    expect(isTransientFailure(message)).toBe(false);
-  });
-
-  it("matches any of several texts (in-band error, stderr, stray output)", () => {
-    expect(isTransientFailure("exited with code 1", "", "Error: 503 Service Unavailable")).toBe(true);
-  });
-});
+import { backendError, withBackendContext } from "./index.js";
 
 describe("backendError and withBackendContext", () => {
   it("give every error the details the port promises", () => {

@@ -19,7 +19,7 @@ import type { BackendTurnRequest, BackendTurnResult } from "./backend-turn.js";
  * - `aborted` — the caller's `AbortSignal` fired; the process group was killed.
  * - `backend_failed` — a non-zero exit or an in-band error event (an exit code of 0 with an error
  *   event is still a failure); `retryable` is true when the CLI or the provider said the failure
- *   is transient (429, 5xx, 529, overloaded: `isTransientFailure`). The message keeps the
+ *   is transient (429, 5xx, 529, overloaded: `isTransientFailure` of `@keel/backends/kit`). The message keeps the
  *   CLI's own words.
  * - `corrupt` — the output is not what the CLI promises (not JSON, no terminal event).
  * - `too_large` — the prompt or an output line exceeds a limit.

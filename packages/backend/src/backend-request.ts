@@ -20,6 +20,11 @@ const absolutePath = z
 // eslint-disable-next-line no-control-regex
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
 
+// `process.env` is not a plain object and zod refuses it as a record: it is read as a copy.
+function plainObject(value: unknown): unknown {
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? { ...value } : value;
+}
+
 const resumeState = z
   .record(z.string(), z.unknown())
   .refine((state) => isJsonValue(state), { message: "must be plain JSON" })
@@ -54,9 +59,12 @@ export const BackendTurnRequestSchema = z.strictObject({
   skillPaths: z.array(absolutePath).max(512).optional(),
   timeoutMs: z.number().int().positive().max(MAX_TURN_TIMEOUT_MS),
   env: z
-    .record(
-      z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { message: "environment variable names are letters, digits and '_'" }),
-      z.string().refine((value) => !value.includes("\0"), { message: "must not contain NUL" }),
+    .preprocess(
+      plainObject,
+      z.record(
+        z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { message: "environment variable names are letters, digits and '_'" }),
+        z.string().refine((value) => !value.includes("\0"), { message: "must not contain NUL" }),
+      ),
     )
     .optional(),
 });
@@ -73,16 +81,5 @@ export const BackendTurnRequestSchema = z.strictObject({
  * ```
  */
 export function validateBackendTurnRequest(request: unknown): Result<BackendTurnRequest, KeelError> {
-  return validate(BackendTurnRequestSchema, withPlainEnv(request), "turn request") as Result<BackendTurnRequest, KeelError>;
-}
-
-/**
- * `process.env` is not a plain object, so zod refuses it as a record: an `env` field is copied
- * into a plain object before validation. Anything else is returned unchanged.
- */
-export function withPlainEnv<T>(input: T): T {
-  if (typeof input !== "object" || input === null) return input;
-  const env = (input as { env?: unknown }).env;
-  if (typeof env !== "object" || env === null) return input;
-  return { ...input, env: { ...env } };
+  return validate(BackendTurnRequestSchema, request, "turn request") as Result<BackendTurnRequest, KeelError>;
 }

@@ -1,6 +1,6 @@
 import type { JsonObject, Usage } from "@keel/core";
 
-/** One role turn asked of a backend (named apart from `@keel/sessions`' `TurnRequest`). */
+/** One role turn asked of a backend (named for its layer, apart from `@keel/sessions`' `RoleSessionTurnRequest`). */
 export interface BackendTurnRequest {
   /** The prompt. On a resumed thread it is only the new part; the provider remembers the rest. */
   prompt: string;
@@ -76,9 +76,11 @@ export interface BackendTurnResult {
   fileAccess: BackendFileAccess[];
   /**
    * How many tool calls the agent made in this turn (file tools, shell commands and any other
-   * tool): what work-session hygiene counts. 0 when the CLI shows none.
+   * tool): what work-session hygiene counts. `null` when the backend cannot see its agent's tool
+   * calls (an API that reports none, a CLI whose stream is not known to show them): unknown,
+   * never 0. 0 only when the stream shows tool calls and the turn made none.
    */
-  toolCalls: number;
+  toolCalls: number | null;
   /**
    * Adapter-owned plain JSON the host keeps with the thread and passes back as
    * {@link BackendTurnRequest.resumeState} when it resumes it (e.g. Codex's running usage total,

@@ -7,14 +7,11 @@ export {
   MAX_THREAD_ID_LENGTH,
   MAX_TURN_TIMEOUT_MS,
   validateBackendTurnRequest,
-  withPlainEnv,
 } from "./backend-request.js";
 export {
   BACKEND_ERROR_CODES,
   ERROR_STDERR_TAIL_CHARS,
-  TRANSIENT_FAILURE_PATTERNS,
   backendError,
-  isTransientFailure,
   stderrTail,
   withBackendContext,
 } from "./backend-errors.js";
