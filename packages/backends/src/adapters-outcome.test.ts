@@ -9,7 +9,7 @@ import { createGeminiParser } from "./gemini/index.js";
 import { createGrokParser } from "./grok/index.js";
 import { createOpenCodeParser } from "./opencode/index.js";
 import { createPiParser } from "./pi/index.js";
-import { createClaudeStyleParser } from "./claude-code/index.js";
+import { createClaudeStyleParser } from "./kit/index.js";
 import { createJsonLineParser, decideTurnOutcome, emptyFindings, type StreamFindings, type StreamParser, type TurnExit } from "./kit/index.js";
 
 const findingsArbitrary: fc.Arbitrary<StreamFindings> = fc.record({

@@ -1,9 +1,9 @@
-import { readFileSync } from "node:fs";
 import { KeelError, validate } from "@keel/core";
-import { withPlainEnv } from "@keel/backend";
 import { errAsync, ResultAsync } from "neverthrow";
 import { z } from "zod";
-import { findCommand, parseCliVersion, probeCliVersion, versionStanding, type CliAdapterInfo, type CliVersionRange } from "./kit/index.js";
+import { listBuiltInAdapters } from "./backend-adapters.js";
+import type { CliAdapterInfo, CliVersionRange } from "./kit/cli-probe.js";
+import { withPlainEnv } from "./kit/plain-env.js";
 
 /** What {@link detectBackends} found about one backend. */
 export interface BackendDetection {
@@ -58,27 +58,9 @@ const OptionsSchema = z.strictObject({
   builtIn: z.boolean().optional(),
 });
 
-/** Subpaths of this package that are not adapters. */
-const NOT_ADAPTERS = new Set([".", "./kit", "./scripted", "./package.json", "./internal/*"]);
-
-/**
- * The adapters of `@keel/backends`, read from its own `exports` map: every subpath but the root,
- * `./kit` and `./scripted` is an adapter folder exporting `adapterInfo`. Adding an adapter is
- * one folder and one `exports` entry; nothing else lists them.
- */
-export async function listBuiltInAdapters(): Promise<CliAdapterInfo[]> {
-  const manifest = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { exports: Record<string, unknown> };
-  const names = Object.keys(manifest.exports)
-    .filter((key) => !NOT_ADAPTERS.has(key))
-    .map((key) => key.slice(2));
-  // Sources (`@keel/source`, tests) are .ts, the built package .js: load the sibling of this file's kind.
-  const extension = new URL(import.meta.url).pathname.endsWith(".ts") ? "ts" : "js";
-  const load = (name: string) => import(/* @vite-ignore */ new URL(`./${name}/index.${extension}`, import.meta.url).href) as Promise<{ adapterInfo?: CliAdapterInfo }>;
-  const modules = await Promise.all(names.map(load));
-  return modules.flatMap((module) => (module.adapterInfo ? [module.adapterInfo] : []));
-}
-
 async function detectOne(info: CliAdapterInfo, command: string | null, env: Record<string, string>, timeoutMs: number): Promise<BackendDetection> {
+  // The probe (and the process runner under it) loads on the first detection, not with the package.
+  const { findCommand, parseCliVersion, probeCliVersion, versionStanding } = await import("./kit/cli-probe.js");
   const base = {
     id: info.id,
     kind: info.kind,

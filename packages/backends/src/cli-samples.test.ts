@@ -1,11 +1,11 @@
 // Each adapter's parser against the real CLI output samples in ../shared/fixtures/cli (published
 // captures, read in place, never copied), both directly and through the adapter, replayed by its
 // fake executable as a real process.
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import type { Usage } from "@keel/core";
 import { afterEach, describe, expect, it } from "vitest";
+import { sharedFixtures } from "../../../test/support/shared-fixtures.js";
 import { createFakeCliHarness, type FakeCliHarness } from "./__fixtures__/fake-cli-target.js";
 import type { Backend } from "@keel/backend";
 import type { CliBackendOptions } from "./kit/index.js";
@@ -17,22 +17,10 @@ import { createCursorBackend } from "./cursor/index.js";
 import { createGeminiBackend, createGeminiParser } from "./gemini/index.js";
 import { OPENCODE_RESUME_FAILURE, createOpenCodeBackend, createOpenCodeParser } from "./opencode/index.js";
 import { createPiBackend, createPiParser } from "./pi/index.js";
-import { createClaudeStyleParser } from "./claude-code/index.js";
+import { createClaudeStyleParser } from "./kit/index.js";
 import { decideTurnOutcome, type ParsedTurn, type StreamParser, type TurnOutcomeRules } from "./kit/index.js";
 
-const repoRoot = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
-const samples = resolve(repoRoot, "../shared/fixtures/cli");
-const present = existsSync(samples);
-
-if (!present && process.env.CI === "true") {
-  describe("shared CLI samples", () => {
-    it("are present (CI always has ../shared/fixtures)", () => {
-      expect.fail(`the shared CLI samples are missing at ${samples}`);
-    });
-  });
-} else if (!present) {
-  console.warn(`skipping the shared CLI sample tests: ${samples} does not exist (they run in CI)`);
-}
+const { dir: samples, available: present } = sharedFixtures("cli");
 
 const sample = (name: string) => resolve(samples, name);
 

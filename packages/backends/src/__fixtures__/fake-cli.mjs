@@ -12,7 +12,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } fr
 import { join } from "node:path";
 
 /** Environment variables worth recording for the tests (what adapters set). */
-const RECORDED_ENV = /^(KEEL_|OPENCODE_|GEMINI_|GROK_|PI_|CODEX_|DEEPSEEK_|COPILOT_|IS_SANDBOX$)/;
+const RECORDED_ENV = /^(KEEL_|OPENCODE_|GEMINI_|GROK_|PI_|CODEX_|DEEPSEEK_|COPILOT_|IS_SANDBOX$|NPM_CONFIG_OFFLINE$)/;
 
 function sessionFile(state, id) {
   return join(state, "sessions", encodeURIComponent(id));

@@ -1,7 +1,7 @@
 import { validateOrThrow } from "@keel/core";
 import { z } from "zod";
-import { withPlainEnv, type Backend, type BackendCapabilities } from "@keel/backend";
-import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, type CliBackendOptions, type CliAdapterInfo } from "../kit/index.js";
+import { type Backend, type BackendCapabilities } from "@keel/backend";
+import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, withPlainEnv, type CliBackendOptions, type BackendAdapterInfo } from "../kit/index.js";
 import { stageSkillLinks } from "../kit/index.js";
 import { CLAUDE_CODE_RESUME_FAILURE, createClaudeCodeParser } from "./claude-code-events.js";
 
@@ -11,13 +11,14 @@ const CAPABILITIES = Object.freeze({ resume: true, skills: "native", usage: "ful
  * What `keel doctor` shows for the Claude Code adapter: its command, capabilities and the CLI
  * versions it is proven against (the real CLI, offline, against a fake provider).
  */
-export const adapterInfo: CliAdapterInfo = {
+export const adapterInfo: BackendAdapterInfo<ClaudeCodeBackendOptions> = {
   id: "claude-code",
   kind: "cli",
   command: "claude",
   capabilities: CAPABILITIES,
   provenAgainst: "real-cli",
   versions: { provenWith: "2.1.197", below: "2.2.0" },
+  create: (options) => createClaudeCodeBackend(options),
 };
 
 /** Whether this process runs as root (uid 0); `false` where there are no uids. */

@@ -1,7 +1,7 @@
 import { validateOrThrow } from "@keel/core";
 import { z } from "zod";
-import { withPlainEnv, type Backend, type BackendCapabilities } from "@keel/backend";
-import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, type CliBackendOptions, type CliAdapterInfo } from "../kit/index.js";
+import { type Backend, type BackendCapabilities } from "@keel/backend";
+import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, withPlainEnv, type CliBackendOptions, type BackendAdapterInfo } from "../kit/index.js";
 import { CODEX_RESUME_FAILURE, createCodexParser } from "./codex-events.js";
 
 const CAPABILITIES = Object.freeze({ resume: true, skills: "staged", usage: "full" }) satisfies BackendCapabilities;
@@ -10,13 +10,14 @@ const CAPABILITIES = Object.freeze({ resume: true, skills: "staged", usage: "ful
  * What `keel doctor` shows for the Codex adapter: its command, capabilities and the CLI
  * versions it is proven against (the real CLI, offline, against a fake provider).
  */
-export const adapterInfo: CliAdapterInfo = {
+export const adapterInfo: BackendAdapterInfo<CodexBackendOptions> = {
   id: "codex",
   kind: "cli",
   command: "codex",
   capabilities: CAPABILITIES,
   provenAgainst: "real-cli",
   versions: { provenWith: "0.171.0", below: "0.172.0" },
+  create: (options) => createCodexBackend(options),
 };
 
 /** Codex sandbox modes. */

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { validateOrThrow } from "@keel/core";
 import { z } from "zod";
-import { withPlainEnv, type Backend, type BackendCapabilities } from "@keel/backend";
-import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, type CliBackendOptions, type CliAdapterInfo } from "../kit/index.js";
+import { type Backend, type BackendCapabilities } from "@keel/backend";
+import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, withPlainEnv, type CliBackendOptions, type BackendAdapterInfo } from "../kit/index.js";
 import { ResultAsync } from "neverthrow";
 import { COPILOT_RESUME_FAILURE, createCopilotParser } from "./copilot-events.js";
 import { readCopilotSessionUsage } from "./copilot-session-usage.js";
@@ -13,13 +13,14 @@ const CAPABILITIES = Object.freeze({ resume: true, skills: "staged", usage: "ful
  * What `keel doctor` shows for the Copilot CLI adapter: its command, capabilities and the CLI
  * versions it is proven against (the real CLI, offline, against a fake provider).
  */
-export const adapterInfo: CliAdapterInfo = {
+export const adapterInfo: BackendAdapterInfo<CopilotBackendOptions> = {
   id: "copilot",
   kind: "cli",
   command: "copilot",
   capabilities: CAPABILITIES,
   provenAgainst: "real-cli",
   versions: { provenWith: "1.0.102", below: "1.1.0" },
+  create: (options) => createCopilotBackend(options),
 };
 
 /** Options of {@link createCopilotBackend}. */

@@ -1,22 +1,29 @@
-import {
-  addStepUsage,
-  asArray,
-  asRecord,
-  asString,
-  contentBytes,
-  createJsonLineParser,
-  errorMessage,
-  fileAccessOfCommand,
-  idField,
-  recordToolCall,
-  type Loose,
-  type StreamParser,
-  type ToolFileAccess,
-} from "../kit/index.js";
+import { addStepUsage, asArray, asRecord, asString, createJsonLineParser, errorMessage, idField, type Loose, type StreamParser } from "../kit/index.js";
+import { createToolLedger, toolAccessesFrom, type StreamFindings, type ToolAccessTable, type ToolFileAccess } from "../kit/index.js";
 import { normalizeCopilotUsage } from "./copilot-usage.js";
 
 /** Copilot CLI (≥ 1.0.49) says a session is gone with "No session, task, or name matched '<id>'." and exit code 1. */
 export const COPILOT_RESUME_FAILURE = /no session, task, or name matched|session .*not found/i;
+
+const COPILOT_TOOLS: ToolAccessTable = {
+  tools: {
+    view: "read",
+    read: "read",
+    create: "write",
+    write: "write",
+    edit: "edit",
+    str_replace: "edit",
+    insert: "edit",
+    str_replace_editor: (args) => (args?.command === "view" ? "read" : "edit"),
+    grep: "search",
+    glob: "search",
+    rg: "search",
+    bash: "shell",
+    shell: "shell",
+  },
+  pathFields: ["path", "file_path"],
+  contentFields: ["file_text", "content"],
+};
 
 /**
  * The file accesses of one Copilot CLI tool call (`name`/`toolName`, `arguments`): `view`
@@ -25,32 +32,7 @@ export const COPILOT_RESUME_FAILURE = /no session, task, or name matched|session
  * from the `command`).
  */
 export function copilotToolAccesses(tool: string, args: Loose | undefined): ToolFileAccess[] {
-  const path = asString(args?.path) ?? asString(args?.file_path);
-  switch (tool) {
-    case "view":
-    case "read":
-      return path ? [{ op: "read", path }] : [];
-    case "create":
-    case "write": {
-      const bytes = contentBytes(args?.file_text ?? args?.content);
-      return path ? [{ op: "write", path, ...(bytes === undefined ? {} : { bytes }) }] : [];
-    }
-    case "edit":
-    case "str_replace":
-    case "insert":
-      return path ? [{ op: "write", path }] : [];
-    case "str_replace_editor":
-      return path ? [{ op: args?.command === "view" ? "read" : "write", path }] : [];
-    case "grep":
-    case "glob":
-    case "rg":
-      return [{ op: "search", path: path ?? "." }];
-    case "bash":
-    case "shell":
-      return fileAccessOfCommand(asString(args?.command) ?? "");
-    default:
-      return [];
-  }
+  return toolAccessesFrom(COPILOT_TOOLS, tool, args);
 }
 
 /**
@@ -65,16 +47,12 @@ export function copilotToolAccesses(tool: string, args: Loose | undefined): Tool
  * authoritative.
  */
 export function createCopilotParser(assignedThreadId: string | null = null): StreamParser {
-  const seen = new Set<string>();
+  // A call shows both as a message's tool request and as its execution start: counted once.
+  const ledger = createToolLedger({ countOnce: true });
   let lastError: string | undefined;
   let lastWarning: string | undefined;
-  const toolCall = (findings: Parameters<typeof recordToolCall>[0], id: string | undefined, tool: string, args: Loose | undefined) => {
-    if (id !== undefined) {
-      if (seen.has(id)) return;
-      seen.add(id);
-    }
-    recordToolCall(findings, tool, copilotToolAccesses(tool, args));
-  };
+  const toolCall = (findings: StreamFindings, id: string | undefined, tool: string, args: Loose | undefined) =>
+    ledger.record(findings, id, tool, copilotToolAccesses(tool, args));
   const parser = createJsonLineParser((event, findings) => {
     const data = asRecord(event.data);
     switch (event.type) {

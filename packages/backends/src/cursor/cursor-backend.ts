@@ -1,8 +1,16 @@
 import { validateOrThrow } from "@keel/core";
 import { z } from "zod";
-import { withPlainEnv, type Backend, type BackendCapabilities } from "@keel/backend";
-import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, type CliBackendOptions, type CliAdapterInfo } from "../kit/index.js";
-import { createClaudeStyleParser } from "../claude-code/claude-code-events.js";
+import { type Backend, type BackendCapabilities } from "@keel/backend";
+import {
+  CliBackendOptionsSchema,
+  createClaudeStyleParser,
+  createCliBackend,
+  invocation,
+  promptArgument,
+  withPlainEnv,
+  type CliBackendOptions,
+  type BackendAdapterInfo,
+} from "../kit/index.js";
 
 const CAPABILITIES = Object.freeze({ resume: true, skills: "staged", usage: "none" }) satisfies BackendCapabilities;
 
@@ -10,13 +18,14 @@ const CAPABILITIES = Object.freeze({ resume: true, skills: "staged", usage: "non
  * What `keel doctor` shows for the Cursor CLI adapter: its command, capabilities and the CLI
  * versions it is proven against (recorded output streams only).
  */
-export const adapterInfo: CliAdapterInfo = {
+export const adapterInfo: BackendAdapterInfo<CursorBackendOptions> = {
   id: "cursor",
   kind: "cli",
   command: "cursor-agent",
   capabilities: CAPABILITIES,
   provenAgainst: "recordings",
   versions: null,
+  create: (options) => createCursorBackend(options),
 };
 
 /**

@@ -4,7 +4,7 @@ import { err, errAsync, ok, ResultAsync, type Result } from "neverthrow";
 import { z } from "zod";
 import { backendError, withBackendContext } from "@keel/backend";
 import { validateBackendTurnRequest, type Backend, type BackendCapabilities, type BackendTurnRequest, type BackendTurnResult } from "@keel/backend";
-import { asArray, asRecord, asString, errorMessage, type CliAdapterInfo } from "../kit/index.js";
+import { asArray, asRecord, asString, errorMessage, type BackendAdapterInfo } from "../kit/index.js";
 import { normalizeDeepSeekUsage } from "./deepseek-usage.js";
 
 const ID = "deepseek";
@@ -12,7 +12,7 @@ const ID = "deepseek";
 const CAPABILITIES = Object.freeze({ resume: false, skills: "prompt", usage: "full", instructions: "prompt" }) satisfies BackendCapabilities;
 
 /** What `keel doctor` shows for the DeepSeek adapter: an API (no CLI), usable when its key is set. */
-export const adapterInfo: CliAdapterInfo = {
+export const adapterInfo: BackendAdapterInfo<DeepSeekBackendOptions> = {
   id: ID,
   kind: "http",
   command: null,
@@ -20,6 +20,7 @@ export const adapterInfo: CliAdapterInfo = {
   provenAgainst: "recordings",
   versions: null,
   apiKeyEnv: "DEEPSEEK_API_KEY",
+  create: (options) => createDeepSeekBackend(options),
 };
 
 /** Options of {@link createDeepSeekBackend}. */
@@ -164,7 +165,8 @@ export function createDeepSeekBackend(options: DeepSeekBackendOptions = {}): Bac
           return err(backendError("corrupt", ID, `${ID} answer has an invalid usage: ${usage.error.message}`, { cause: usage.error }));
         }
         const durationMs = Math.round(performance.now() - started);
-        return ok<BackendTurnResult, KeelError>({ text, threadId: null, usage: usage.value, durationMs, exitCode: null, fileAccess: [], toolCalls: 0 });
+        // A chat completion shows no agent tool calls: the count is unknown (null), never 0.
+        return ok<BackendTurnResult, KeelError>({ text, threadId: null, usage: usage.value, durationMs, exitCode: null, fileAccess: [], toolCalls: null });
       });
     return new ResultAsync(
       Promise.resolve(outcome).then((result) => {

@@ -1,19 +1,5 @@
-import {
-  asArray,
-  asRecord,
-  asString,
-  captureThreadId,
-  contentBytes,
-  createJsonLineParser,
-  errorMessage,
-  fileAccessOfCommand,
-  idField,
-  recordToolCall,
-  setTurnUsage,
-  type Loose,
-  type StreamParser,
-  type ToolFileAccess,
-} from "../kit/index.js";
+import { asArray, asRecord, asString, captureThreadId, contentBytes, createJsonLineParser, errorMessage, idField, setTurnUsage, type Loose, type StreamParser } from "../kit/index.js";
+import { createToolLedger, toolAccessesFrom, type ToolAccessTable, type ToolFileAccess } from "../kit/index.js";
 import { normalizeGeminiUsage } from "./gemini-usage.js";
 
 /**
@@ -21,6 +7,23 @@ import { normalizeGeminiUsage } from "./gemini-usage.js";
  * or "No previous sessions found for this project." on stderr, exit code 42.
  */
 export const GEMINI_RESUME_FAILURE = /invalid session identifier|no previous sessions found|error resuming session/i;
+
+const GEMINI_TOOLS: ToolAccessTable = {
+  tools: {
+    read_file: "read",
+    write_file: "write",
+    replace: "edit",
+    edit: "edit",
+    glob: "search",
+    search_file_content: "search",
+    grep: "search",
+    list_directory: "search",
+    run_shell_command: "shell",
+    Bash: "shell",
+  },
+  pathFields: ["absolute_path", "file_path", "path", "dir_path"],
+  searchPatternField: "pattern",
+};
 
 /**
  * The file accesses of one Gemini CLI tool call (`tool_use`: `tool_name`, `parameters`):
@@ -30,32 +33,10 @@ export const GEMINI_RESUME_FAILURE = /invalid session identifier|no previous ses
  * `run_shell_command` (read from the `command`).
  */
 export function geminiToolAccesses(tool: string, parameters: Loose | undefined): ToolFileAccess[] {
-  const path = asString(parameters?.absolute_path) ?? asString(parameters?.file_path) ?? asString(parameters?.path) ?? asString(parameters?.dir_path);
-  switch (tool) {
-    case "read_file":
-      return path ? [{ op: "read", path }] : [];
-    case "read_many_files":
-      return asArray(parameters?.paths)
-        .filter((entry): entry is string => typeof entry === "string")
-        .map((entry) => ({ op: "read" as const, path: entry }));
-    case "write_file": {
-      const bytes = contentBytes(parameters?.content);
-      return path ? [{ op: "write", path, ...(bytes === undefined ? {} : { bytes }) }] : [];
-    }
-    case "replace":
-    case "edit":
-      return path ? [{ op: "write", path }] : [];
-    case "glob":
-    case "search_file_content":
-    case "grep":
-    case "list_directory":
-      return [{ op: "search", path: path ?? asString(parameters?.pattern) ?? "." }];
-    case "run_shell_command":
-    case "Bash":
-      return fileAccessOfCommand(asString(parameters?.command) ?? "");
-    default:
-      return [];
-  }
+  if (tool !== "read_many_files") return toolAccessesFrom(GEMINI_TOOLS, tool, parameters);
+  return asArray(parameters?.paths)
+    .filter((entry): entry is string => typeof entry === "string")
+    .map((entry) => ({ op: "read" as const, path: entry }));
 }
 
 /**
@@ -70,7 +51,8 @@ export function createGeminiParser(): StreamParser {
   const parts: string[] = [];
   let current = "";
   let lastError: string | undefined;
-  const reads = new Map<string, number>();
+  // Only a `read_file`'s output is the file's bytes (`read_many_files` joins several).
+  const ledger = createToolLedger({ readBytesFrom: (tool) => tool === "read_file" });
   const answer = () => [...parts, current].filter((part) => part.trim() !== "").join("\n\n");
   return createJsonLineParser((event, findings) => {
     switch (event.type) {
@@ -89,19 +71,12 @@ export function createGeminiParser(): StreamParser {
         if (current !== "") parts.push(current);
         current = "";
         const tool = asString(event.tool_name) ?? "tool";
-        const before = findings.fileAccess.length;
-        recordToolCall(findings, tool, geminiToolAccesses(tool, asRecord(event.parameters)));
-        const id = asString(event.tool_id);
-        if (id !== undefined && tool === "read_file" && findings.fileAccess.length > before) reads.set(id, before);
+        ledger.record(findings, asString(event.tool_id), tool, geminiToolAccesses(tool, asRecord(event.parameters)));
         return;
       }
-      case "tool_result": {
-        const index = reads.get(asString(event.tool_id) ?? "");
-        const access = index === undefined ? undefined : findings.fileAccess[index];
-        const bytes = event.status === "success" ? contentBytes(event.output) : undefined;
-        if (access && bytes !== undefined) access.bytes = bytes;
+      case "tool_result":
+        ledger.fillReadBytes(findings, asString(event.tool_id), event.status === "success" ? contentBytes(event.output) : undefined);
         return;
-      }
       case "error":
         if (event.severity !== "warning") lastError = errorMessage(event) ?? lastError;
         return;

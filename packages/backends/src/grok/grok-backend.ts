@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { validateOrThrow } from "@keel/core";
 import { z } from "zod";
-import { withPlainEnv, type Backend, type BackendCapabilities } from "@keel/backend";
-import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, type CliBackendOptions, type CliAdapterInfo } from "../kit/index.js";
+import { type Backend, type BackendCapabilities } from "@keel/backend";
+import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, withPlainEnv, type CliBackendOptions, type BackendAdapterInfo } from "../kit/index.js";
 import { GROK_RESUME_FAILURE, createGrokParser } from "./grok-events.js";
 
 const CAPABILITIES = Object.freeze({ resume: true, skills: "staged", usage: "full" }) satisfies BackendCapabilities;
@@ -11,13 +11,14 @@ const CAPABILITIES = Object.freeze({ resume: true, skills: "staged", usage: "ful
  * What `keel doctor` shows for the Grok adapter: its command, capabilities and the CLI
  * versions it is proven against (recorded output streams only).
  */
-export const adapterInfo: CliAdapterInfo = {
+export const adapterInfo: BackendAdapterInfo<GrokBackendOptions> = {
   id: "grok",
   kind: "cli",
   command: "grok",
   capabilities: CAPABILITIES,
   provenAgainst: "recordings",
   versions: null,
+  create: (options) => createGrokBackend(options),
 };
 
 /** Options of {@link createGrokBackend}. */
@@ -41,7 +42,8 @@ const OptionsSchema = CliBackendOptionsSchema.extend({ alwaysApprove: z.boolean(
  *
  * Skills are `staged` (Grok Build scans `.agents/skills` and `.grok/skills` up to the repository
  * root). Usage: `input_tokens` excludes the cache and `output_tokens` includes
- * `reasoning_tokens`. A gone thread is `resume_failed`.
+ * `reasoning_tokens`. Tool calls are counted from `tool_use`/`tool_call` events when they
+ * appear; a turn without one reports `toolCalls: null` (unknown). A gone thread is `resume_failed`.
  */
 export function createGrokBackend(options: GrokBackendOptions = {}): Backend {
   validateOrThrow(OptionsSchema, withPlainEnv(options), "grok backend options");
@@ -67,6 +69,8 @@ export function createGrokBackend(options: GrokBackendOptions = {}): Backend {
           ...(common.extraArgs ?? []),
         ]),
       createParser: ({ assignedThreadId }) => createGrokParser(assignedThreadId),
+      // No Grok Build tool event was ever recorded: a turn showing none has an unknown count, not 0.
+      unseenToolCalls: "unknown",
       outcome: { resumeFailure: GROK_RESUME_FAILURE, requireThreadId: true },
     },
     common,

@@ -1,6 +1,15 @@
-import { asRecord, asString, createJsonLineParser, errorMessage, idField, recordToolCall, setTurnUsage, type StreamParser } from "../kit/index.js";
-import { claudeCodeToolAccesses } from "../claude-code/claude-code-tools.js";
-import { normalizeClaudeCodeUsage } from "../claude-code/claude-code-usage.js";
+import {
+  asRecord,
+  asString,
+  claudeCodeToolAccesses,
+  createJsonLineParser,
+  errorMessage,
+  idField,
+  normalizeClaudeCodeUsage,
+  recordToolCall,
+  setTurnUsage,
+  type StreamParser,
+} from "../kit/index.js";
 
 /**
  * Grok Build's `-r` "errors if not found"; its exact message is not documented, so the usual

@@ -2,7 +2,6 @@ import {
   backendError,
   validateBackendTurnRequest,
   withBackendContext,
-  withPlainEnv,
   type Backend,
   type BackendCapabilities,
   type BackendTurnRequest,
@@ -11,6 +10,7 @@ import {
 import { KeelError, utf8Bytes, validateOrThrow, type JsonObject } from "@keel/core";
 import { errAsync, okAsync, ResultAsync } from "neverthrow";
 import { z } from "zod";
+import { withPlainEnv } from "./plain-env.js";
 import { runProcess } from "./process-runner.js";
 import type { StreamParser } from "./stream-parser.js";
 import { decideTurnOutcome, type ParsedTurn, type TurnOutcomeRules } from "./turn-outcome.js";
@@ -116,6 +116,12 @@ export interface CliAdapter {
   promptOnStdin?: boolean;
   /** A parser for one run's stdout. */
   createParser(context: CliParserContext): StreamParser;
+  /**
+   * What a turn in which the parser saw no tool call reports as `toolCalls`: `zero` (default)
+   * when the CLI's stream is known to show every tool call, `unknown` (`null`) when it is not
+   * (no tool event was ever recorded for the CLI), so an unseen count is never a 0.
+   */
+  unseenToolCalls?: "zero" | "unknown";
   /** How this CLI reports a gone thread and what a successful run must show. */
   outcome: Omit<TurnOutcomeRules, "backend" | "resumeThreadId">;
   /**
@@ -211,7 +217,14 @@ export function createCliBackend(adapter: CliAdapter, options: CliBackendOptions
           const decided = decideTurnOutcome(parser.findings(), exit, { ...adapter.outcome, backend: adapter.id, resumeThreadId });
           const complete = adapter.completeTurn;
           const completed = decided.asyncAndThen((parsed) => (complete ? complete(parsed, context) : okAsync(parsed)));
-          return completed.map((parsed): BackendTurnResult => ({ ...parsed, durationMs: exit.durationMs, exitCode: exit.exitCode }));
+          return completed.map(
+            (parsed): BackendTurnResult => ({
+              ...parsed,
+              toolCalls: parsed.toolCalls === 0 && adapter.unseenToolCalls === "unknown" ? null : parsed.toolCalls,
+              durationMs: exit.durationMs,
+              exitCode: exit.exitCode,
+            }),
+          );
         });
       const cleanup = invocation.cleanup;
       if (!cleanup) return run;

@@ -2,7 +2,7 @@ import { constants } from "node:fs";
 import { access, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, isAbsolute, join } from "node:path";
-import type { BackendCapabilities } from "@keel/backend";
+import type { Backend, BackendCapabilities } from "@keel/backend";
 import { runProcess } from "./process-runner.js";
 
 /**
@@ -42,6 +42,27 @@ export interface CliAdapterInfo {
   apiKeyEnv?: string;
   /** Reads the version from the CLI's `--version` output (default: the first `x.y.z` in it). */
   parseVersion?(output: string): string | null;
+}
+
+/**
+ * An adapter's {@link CliAdapterInfo} that can also create its backend: what every adapter
+ * folder of `@keel/backends` exports as `adapterInfo`, and what `loadBuiltInAdapter(id)` answers,
+ * so a host picks an adapter by id without a table of its own.
+ *
+ * @example
+ * ```ts
+ * export const adapterInfo: BackendAdapterInfo<MyCliBackendOptions> = {
+ *   id: "my-cli", kind: "cli", command: "my-cli", capabilities, provenAgainst: "recordings", versions: null,
+ *   create: (options) => createMyCliBackend(options),
+ * };
+ * ```
+ */
+export interface BackendAdapterInfo<Options extends object = Record<string, unknown>> extends CliAdapterInfo {
+  /**
+   * Creates the adapter's backend (its `create…Backend`); throws a `KeelError` `invalid_input`
+   * for options it does not accept, as that function does.
+   */
+  create(options?: Options): Backend;
 }
 
 /** The first `x.y.z` in a `--version` output (`codex-cli 0.171.0`, `2.1.197 (Claude Code)`), or `null`. */

@@ -1,6 +1,7 @@
-import { backendError, isTransientFailure, type BackendFileAccess } from "@keel/backend";
+import { backendError, type BackendFileAccess } from "@keel/backend";
 import { emptyUsage, type JsonObject, type KeelError, type Usage } from "@keel/core";
 import { err, ok, type Result } from "neverthrow";
+import { isTransientFailure } from "./transient-failure.js";
 
 /**
  * What a stream parser learned from one run's stdout. Parsers fill it in line by line;

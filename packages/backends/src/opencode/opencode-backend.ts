@@ -1,9 +1,9 @@
 import { KeelError, validateOrThrow } from "@keel/core";
 import { errAsync, okAsync } from "neverthrow";
 import { z } from "zod";
-import { withPlainEnv, type Backend, type BackendCapabilities } from "@keel/backend";
+import { type Backend, type BackendCapabilities } from "@keel/backend";
 import { backendError } from "@keel/backend";
-import { CliBackendOptionsSchema, createCliBackend, type CliBackendOptions, type CliAdapterInfo } from "../kit/index.js";
+import { CliBackendOptionsSchema, createCliBackend, withPlainEnv, type CliBackendOptions, type BackendAdapterInfo } from "../kit/index.js";
 import { stageSkillLinks } from "../kit/index.js";
 import { OPENCODE_RESUME_FAILURE, createOpenCodeParser } from "./opencode-events.js";
 
@@ -13,13 +13,14 @@ const CAPABILITIES = Object.freeze({ resume: true, skills: "native", usage: "ful
  * What `keel doctor` shows for the OpenCode adapter: its command, capabilities and the CLI
  * versions it is proven against (the real CLI, offline, against a fake provider).
  */
-export const adapterInfo: CliAdapterInfo = {
+export const adapterInfo: BackendAdapterInfo<OpenCodeBackendOptions> = {
   id: "opencode",
   kind: "cli",
   command: "opencode",
   capabilities: CAPABILITIES,
   provenAgainst: "real-cli",
   versions: { provenWith: "1.18.33", below: "1.19.0" },
+  create: (options) => createOpenCodeBackend(options),
 };
 
 /** Options of {@link createOpenCodeBackend}. */
@@ -36,14 +37,23 @@ export interface OpenCodeBackendOptions extends CliBackendOptions {
   title?: string;
   /**
    * Switch off OpenCode's background network use (default true): models fetch, auto-update, LSP
-   * downloads, default plugins (which it installs from the package registry), sharing and the
-   * Claude Code compatibility scan — each `OPENCODE_DISABLE_*` variable set to `1` unless the
-   * environment sets it already.
+   * downloads, default plugins, sharing and the Claude Code compatibility scan — each
+   * `OPENCODE_DISABLE_*` variable set to `1` — and its install of `@opencode-ai/plugin` into its
+   * config directories, which no OpenCode switch stops: `NPM_CONFIG_OFFLINE=true` for the npm it
+   * bundles. Each variable is set unless the environment sets it already. Commands the agent
+   * runs inherit the environment, so its own `npm` then uses the npm cache only: set
+   * `NPM_CONFIG_OFFLINE=false` in `env` to let it reach the registry (and OpenCode with it).
    */
   offline?: boolean;
 }
 
-/** The variables that keep OpenCode 1.18 off the network beyond its provider (real-clis.md). */
+/**
+ * The variables that keep OpenCode 1.18 off the network beyond its provider (real-clis.md). On
+ * every run OpenCode installs `@opencode-ai/plugin` from the npm registry, in the background,
+ * into each config directory that has no `node_modules` yet (or whose lock file lacks it),
+ * whatever its `OPENCODE_DISABLE_*` switches say; the npm it bundles reads `NPM_CONFIG_OFFLINE`,
+ * and offline it resolves from the cache without a connection (a warning in its log).
+ */
 export const OPENCODE_OFFLINE_ENV: Readonly<Record<string, string>> = Object.freeze({
   OPENCODE_DISABLE_MODELS_FETCH: "1",
   OPENCODE_DISABLE_AUTOUPDATE: "1",
@@ -51,6 +61,7 @@ export const OPENCODE_OFFLINE_ENV: Readonly<Record<string, string>> = Object.fre
   OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
   OPENCODE_DISABLE_SHARE: "1",
   OPENCODE_DISABLE_CLAUDE_CODE: "1",
+  NPM_CONFIG_OFFLINE: "true",
 });
 
 const OptionsSchema = CliBackendOptionsSchema.extend({

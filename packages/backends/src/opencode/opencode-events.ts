@@ -1,18 +1,5 @@
-import {
-  addStepUsage,
-  asRecord,
-  asString,
-  captureThreadId,
-  contentBytes,
-  createJsonLineParser,
-  errorMessage,
-  fileAccessOfCommand,
-  idField,
-  recordToolCall,
-  type Loose,
-  type StreamParser,
-  type ToolFileAccess,
-} from "../kit/index.js";
+import { addStepUsage, asNumber, asRecord, asString, captureThreadId, createJsonLineParser, errorMessage, idField, recordToolCall, type Loose, type StreamParser } from "../kit/index.js";
+import { toolAccessesFrom, type ToolAccessTable, type ToolFileAccess } from "../kit/index.js";
 import { normalizeOpenCodeUsage } from "./opencode-usage.js";
 
 /**
@@ -22,6 +9,11 @@ import { normalizeOpenCodeUsage } from "./opencode-usage.js";
  */
 export const OPENCODE_RESUME_FAILURE = /session not found|notfounderror/i;
 
+const OPENCODE_TOOLS: ToolAccessTable = {
+  tools: { read: "read", write: "write", edit: "edit", patch: "edit", multiedit: "edit", grep: "search", glob: "search", list: "search", bash: "shell" },
+  pathFields: ["filePath", "path"],
+};
+
 /**
  * The file accesses of one OpenCode tool part (`tool_use`: `part.tool`, `part.state.input`):
  * `read` (`filePath`), `write` (`filePath`, `content` — its bytes), `edit`/`patch`
@@ -29,27 +21,18 @@ export const OPENCODE_RESUME_FAILURE = /session not found|notfounderror/i;
  * A read's output is line-numbered, so its bytes are not the file's and are left out.
  */
 export function openCodeToolAccesses(tool: string, input: Loose | undefined): ToolFileAccess[] {
-  const path = asString(input?.filePath) ?? asString(input?.path);
-  switch (tool) {
-    case "read":
-      return path ? [{ op: "read", path }] : [];
-    case "write": {
-      const bytes = contentBytes(input?.content);
-      return path ? [{ op: "write", path, ...(bytes === undefined ? {} : { bytes }) }] : [];
-    }
-    case "edit":
-    case "patch":
-    case "multiedit":
-      return path ? [{ op: "write", path }] : [];
-    case "grep":
-    case "glob":
-    case "list":
-      return [{ op: "search", path: path ?? "." }];
-    case "bash":
-      return fileAccessOfCommand(asString(input?.command) ?? "");
-    default:
-      return [];
-  }
+  return toolAccessesFrom(OPENCODE_TOOLS, tool, input);
+}
+
+/**
+ * The message of an OpenCode `error` event, with the provider's HTTP status when it names one
+ * (`error.data.statusCode`): OpenCode 1.18 passes on only the provider's message (`fake-busy`),
+ * so without the status a 529 or a 500 would not read as transient (`isTransientFailure`).
+ */
+function openCodeErrorMessage(error: unknown): string {
+  const message = errorMessage(error) ?? "error";
+  const status = asNumber(asRecord(asRecord(error)?.data)?.statusCode);
+  return status === undefined ? message : `${message} (HTTP ${status})`;
 }
 
 /**
@@ -87,7 +70,7 @@ export function createOpenCodeParser(): StreamParser {
         addStepUsage(findings, normalizeOpenCodeUsage(event));
         return;
       case "error":
-        findings.inBandError = errorMessage(event.error) ?? "error";
+        findings.inBandError = openCodeErrorMessage(event.error);
         return;
       default:
         return;

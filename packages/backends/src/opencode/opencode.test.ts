@@ -54,7 +54,7 @@ describe("opencode adapter", () => {
     (await off.runTurn({ prompt: "go", cwd, timeoutMs: 30_000 }))._unsafeUnwrap();
     const [offline, online] = await harness.invocations();
     expect(offline!.env).toMatchObject({ ...OPENCODE_OFFLINE_ENV, OPENCODE_DISABLE_SHARE: "0" });
-    expect(Object.keys(online!.env).filter((key) => key.startsWith("OPENCODE_DISABLE_"))).toEqual([]);
+    expect(Object.keys(online!.env).filter((key) => key.startsWith("OPENCODE_DISABLE_") || key === "NPM_CONFIG_OFFLINE")).toEqual([]);
   });
 
   it("reports the read tool part as a file read", async () => {

@@ -1,7 +1,7 @@
 import { validateOrThrow } from "@keel/core";
 import { z } from "zod";
-import { withPlainEnv, type Backend, type BackendCapabilities } from "@keel/backend";
-import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, type CliBackendOptions, type CliAdapterInfo } from "../kit/index.js";
+import { type Backend, type BackendCapabilities } from "@keel/backend";
+import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, withPlainEnv, type CliBackendOptions, type BackendAdapterInfo } from "../kit/index.js";
 import { PI_RESUME_FAILURE, createPiParser } from "./pi-events.js";
 
 const CAPABILITIES = Object.freeze({ resume: true, skills: "native", usage: "full" }) satisfies BackendCapabilities;
@@ -10,13 +10,14 @@ const CAPABILITIES = Object.freeze({ resume: true, skills: "native", usage: "ful
  * What `keel doctor` shows for the pi adapter: its command, capabilities and the CLI
  * versions it is proven against (the real CLI, offline, against a fake provider).
  */
-export const adapterInfo: CliAdapterInfo = {
+export const adapterInfo: BackendAdapterInfo<PiBackendOptions> = {
   id: "pi",
   kind: "cli",
   command: "pi",
   capabilities: CAPABILITIES,
   provenAgainst: "real-cli",
   versions: { provenWith: "0.73.1", below: "0.74.0" },
+  create: (options) => createPiBackend(options),
 };
 
 /** pi thinking levels. */

@@ -1,19 +1,5 @@
-import {
-  addStepUsage,
-  asArray,
-  asRecord,
-  asString,
-  captureThreadId,
-  contentBytes,
-  createJsonLineParser,
-  fileAccessOfCommand,
-  idField,
-  recordToolCall,
-  textOfContent,
-  type Loose,
-  type StreamParser,
-  type ToolFileAccess,
-} from "../kit/index.js";
+import { addStepUsage, asArray, asRecord, asString, captureThreadId, createJsonLineParser, idField, textOfContent, type Loose, type StreamParser } from "../kit/index.js";
+import { createToolLedger, toolAccessesFrom, type ToolAccessTable, type ToolFileAccess } from "../kit/index.js";
 import { normalizePiUsage } from "./pi-usage.js";
 
 /**
@@ -23,31 +9,18 @@ import { normalizePiUsage } from "./pi-usage.js";
  */
 export const PI_RESUME_FAILURE = /no session found matching|session found in different project|^aborted\.?$/im;
 
+const PI_TOOLS: ToolAccessTable = {
+  tools: { read: "read", write: "write", edit: "edit", grep: "search", find: "search", ls: "search", bash: "shell" },
+  pathFields: ["path", "file_path"],
+};
+
 /**
  * The file accesses of one pi tool call (`tool_execution_start`: `toolName`, `args`): `read`
  * (`path`), `write` (`path`, `content` — its bytes), `edit` (`path`), `grep` and `find` (`path`,
  * else `.`), `ls` (`path`) and `bash` (read from the `command`).
  */
 export function piToolAccesses(tool: string, args: Loose | undefined): ToolFileAccess[] {
-  const path = asString(args?.path) ?? asString(args?.file_path);
-  switch (tool) {
-    case "read":
-      return path ? [{ op: "read", path }] : [];
-    case "write": {
-      const bytes = contentBytes(args?.content);
-      return path ? [{ op: "write", path, ...(bytes === undefined ? {} : { bytes }) }] : [];
-    }
-    case "edit":
-      return path ? [{ op: "write", path }] : [];
-    case "grep":
-    case "find":
-    case "ls":
-      return [{ op: "search", path: path ?? "." }];
-    case "bash":
-      return fileAccessOfCommand(asString(args?.command) ?? "");
-    default:
-      return [];
-  }
+  return toolAccessesFrom(PI_TOOLS, tool, args);
 }
 
 /** The bytes of the text a tool returned (`result.content[]` text blocks). */
@@ -68,24 +41,18 @@ function resultTextBytes(result: unknown): number | undefined {
  * error (pi exits 0 anyway); `agent_end` is the terminal event. Other events are ignored.
  */
 export function createPiParser(): StreamParser {
-  const reads = new Map<string, number>();
+  // Only a `read`'s result text is the file's bytes.
+  const ledger = createToolLedger({ readBytesFrom: (tool) => tool === "read" });
   return createJsonLineParser((event, findings) => {
     switch (event.type) {
       case "tool_execution_start": {
         const tool = asString(event.toolName) ?? "tool";
-        const before = findings.fileAccess.length;
-        recordToolCall(findings, tool, piToolAccesses(tool, asRecord(event.args)));
-        const id = asString(event.toolCallId);
-        if (id !== undefined && tool === "read" && findings.fileAccess.length > before) reads.set(id, before);
+        ledger.record(findings, asString(event.toolCallId), tool, piToolAccesses(tool, asRecord(event.args)));
         return;
       }
-      case "tool_execution_end": {
-        const index = reads.get(asString(event.toolCallId) ?? "");
-        const access = index === undefined ? undefined : findings.fileAccess[index];
-        const bytes = event.isError === true ? undefined : resultTextBytes(event.result);
-        if (access && bytes !== undefined) access.bytes = bytes;
+      case "tool_execution_end":
+        ledger.fillReadBytes(findings, asString(event.toolCallId), event.isError === true ? undefined : resultTextBytes(event.result));
         return;
-      }
       case "session":
         captureThreadId(findings, idField(event, "id"));
         return;

@@ -1,8 +1,17 @@
 import { validateOrThrow } from "@keel/core";
 import { z } from "zod";
-import { withPlainEnv, type Backend, type BackendCapabilities } from "@keel/backend";
-import { CliBackendOptionsSchema, createCliBackend, invocation, promptArgument, type CliBackendOptions, type CliAdapterInfo } from "../kit/index.js";
-import { CLAUDE_CODE_RESUME_FAILURE, createClaudeStyleParser } from "../claude-code/claude-code-events.js";
+import { type Backend, type BackendCapabilities } from "@keel/backend";
+import {
+  CLAUDE_STYLE_RESUME_FAILURE,
+  CliBackendOptionsSchema,
+  createClaudeStyleParser,
+  createCliBackend,
+  invocation,
+  promptArgument,
+  withPlainEnv,
+  type CliBackendOptions,
+  type BackendAdapterInfo,
+} from "../kit/index.js";
 
 const CAPABILITIES = Object.freeze({ resume: true, skills: "prompt", usage: "full" }) satisfies BackendCapabilities;
 
@@ -10,20 +19,21 @@ const CAPABILITIES = Object.freeze({ resume: true, skills: "prompt", usage: "ful
  * What `keel doctor` shows for the Qoder CLI adapter: its command, capabilities and the CLI
  * versions it is proven against (recorded output streams only).
  */
-export const adapterInfo: CliAdapterInfo = {
+export const adapterInfo: BackendAdapterInfo<QoderBackendOptions> = {
   id: "qoder",
   kind: "cli",
   command: "qodercli",
   capabilities: CAPABILITIES,
   provenAgainst: "recordings",
   versions: null,
+  create: (options) => createQoderBackend(options),
 };
 
 /**
  * Qoder's bad-session message is not documented; its engine mirrors Claude Code's, so Claude's
  * "No conversation found with session ID" family is matched, plus a plain "session … not found".
  */
-export const QODER_RESUME_FAILURE = CLAUDE_CODE_RESUME_FAILURE;
+export const QODER_RESUME_FAILURE = CLAUDE_STYLE_RESUME_FAILURE;
 
 /** Options of {@link createQoderBackend}. */
 export interface QoderBackendOptions extends CliBackendOptions {

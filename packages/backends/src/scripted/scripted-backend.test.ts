@@ -52,6 +52,15 @@ describe("scripted backend: a provider that remembers threads", () => {
     expect(third.threadId).not.toBe(first.threadId);
   });
 
+  it("reports tool calls as scripted: one per file access by default, null for a backend that cannot see them", async () => {
+    const read = { op: "read" as const, path: "README.md", tool: "Read" };
+    const replies: ScriptedReply[] = [{ text: "a", fileAccess: [read] }, { text: "b" }, { text: "c", toolCalls: null }];
+    const backend = createScriptedBackend({ resumable: false, script: replies });
+    const counts = [];
+    for (const _reply of replies) counts.push((await backend.runTurn({ prompt: "Go.", cwd, timeoutMs: 1000 }))._unsafeUnwrap().toolCalls);
+    expect(counts).toEqual([1, 0, null]);
+  });
+
   it("property: input tokens of turn k = base + all earlier prompts and answers + prompt k", async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fc.tuple(fc.string({ minLength: 1 }), fc.string()), { minLength: 1, maxLength: 6 }), fc.nat(5000), async (turns, base) => {

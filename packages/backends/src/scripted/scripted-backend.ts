@@ -222,7 +222,7 @@ export function createScriptedBackend(options: ScriptedBackendOptions): Scripted
     record("ok", inputTokens, usage);
     const durationMs = reply.value.durationMs ?? Math.max(0, clock.now() - started);
     const fileAccess = (reply.value.fileAccess ?? []).map((access) => ({ ...access }));
-    const toolCalls = reply.value.toolCalls ?? fileAccess.length;
+    const toolCalls = reply.value.toolCalls === undefined ? fileAccess.length : reply.value.toolCalls;
     return ok({ text, threadId, usage, durationMs, exitCode: 0, fileAccess, toolCalls });
   };
 

@@ -33,8 +33,8 @@ export interface ScriptedReply {
   durationMs?: number;
   /** File accesses the turn reports, as a CLI adapter would read them from tool calls (default none). */
   fileAccess?: BackendFileAccess[];
-  /** Tool calls the turn reports (default: one per file access). */
-  toolCalls?: number;
+  /** Tool calls the turn reports (default: one per file access); `null` plays a backend that cannot see them (unknown). */
+  toolCalls?: number | null;
 }
 
 /** One earlier exchange of a scripted thread. */
@@ -96,7 +96,7 @@ export const ScriptedReplySchema = z.strictObject({
       }),
     )
     .optional(),
-  toolCalls: count.optional(),
+  toolCalls: count.nullable().optional(),
 }) as unknown as z.ZodType<ScriptedReply>;
 
 /** zod schema of {@link ScriptedStep}. */

@@ -1,4 +1,5 @@
-import { asArray, asRecord, asString, contentBytes, fileAccessOfCommand, type Loose, type ToolFileAccess } from "../kit/index.js";
+import { asArray, asRecord, asString, type Loose } from "./loose-json.js";
+import { contentBytes, fileAccessOfCommand, type ToolFileAccess } from "./tool-calls.js";
 
 /**
  * The file accesses of one Claude Code tool call (`tool_use` block: `name`, `input`): `Read`

@@ -1,6 +1,6 @@
 import type { KeelError, Usage } from "@keel/core";
 import type { Result } from "neverthrow";
-import { childRecord, readUsageFields, readUsageReport, withoutPart } from "../kit/index.js";
+import { childRecord, readUsageFields, readUsageReport, withoutPart } from "./usage-fields.js";
 
 /**
  * Anthropic-style usage (Claude Code; Qoder and Cursor speak the same stream, Grok Build the
