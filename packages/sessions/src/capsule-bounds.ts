@@ -1,8 +1,5 @@
-import { utf8Bytes } from "@keel/core";
+import { TRUNCATION_MARKER, truncateUtf8, utf8Bytes } from "@keel/core";
 import { CAPSULE_LIMITS, type Capsule } from "./capsule-schema.js";
-
-/** Every truncation marker starts with this text. */
-export const TRUNCATION_MARKER = "…[truncated by keel:";
 
 const LIST_MARKER = /^…\[truncated by keel: (\d+) earlier entries dropped\]$/;
 
@@ -15,27 +12,6 @@ export interface BoundedCapsule {
   capsule: Capsule;
   /** The fields that were truncated (each once), empty when nothing was. */
   truncated: TruncatableField[];
-}
-
-/**
- * Cuts `text` to at most `maxBytes` UTF-8 bytes, on a code point boundary, ending with an explicit
- * marker that says how many bytes were dropped. Text within the bound is returned unchanged.
- */
-export function truncateText(text: string, maxBytes: number): string {
-  const total = utf8Bytes(text);
-  if (total <= maxBytes) return text;
-  const markerFor = (dropped: number) => `${TRUNCATION_MARKER} ${dropped} bytes dropped]`;
-  const room = Math.max(0, maxBytes - utf8Bytes(markerFor(total)));
-  let kept = 0;
-  let end = 0;
-  for (const character of text) {
-    const size = utf8Bytes(character);
-    if (kept + size > room) break;
-    kept += size;
-    end += character.length;
-  }
-  const marker = markerFor(total - kept);
-  return utf8Bytes(marker) <= maxBytes ? `${text.slice(0, end)}${marker}` : "";
 }
 
 /** The number of entries a list's marker says were dropped (0 without a marker). */
@@ -55,7 +31,7 @@ export function withoutListMarker(list: readonly string[]): string[] {
  */
 export function truncateList(list: readonly string[], maxEntries: number, maxEntryBytes: number): string[] {
   const earlier = droppedBefore(list);
-  const entries = withoutListMarker(list).map((entry) => truncateText(entry, maxEntryBytes));
+  const entries = withoutListMarker(list).map((entry) => truncateUtf8(entry, maxEntryBytes));
   const keep = Math.max(0, maxEntries);
   if (entries.length <= keep) return earlier > 0 ? [listMarker(earlier), ...entries] : entries;
   const dropped = entries.length - keep;
@@ -82,7 +58,7 @@ export function boundCapsule(candidate: Capsule): BoundedCapsule {
   const setText = (field: "repositoryMap" | "decisiveOutput", maxBytes: number) => {
     const value = capsule[field];
     if (value === null) return;
-    const next = truncateText(value, maxBytes);
+    const next = truncateUtf8(value, maxBytes);
     if (next !== value) {
       capsule[field] = next;
       truncated.add(field);
@@ -102,7 +78,7 @@ export function boundCapsule(candidate: Capsule): BoundedCapsule {
   setList("inspectedPaths", CAPSULE_LIMITS.maxPaths, CAPSULE_LIMITS.maxPathBytes);
   setList("openCheckpointItems", CAPSULE_LIMITS.maxItems, CAPSULE_LIMITS.maxItemBytes);
   if (capsule.lastFailure) {
-    const message = truncateText(capsule.lastFailure.message, CAPSULE_LIMITS.maxMessageBytes);
+    const message = truncateUtf8(capsule.lastFailure.message, CAPSULE_LIMITS.maxMessageBytes);
     if (message !== capsule.lastFailure.message) {
       capsule.lastFailure = { ...capsule.lastFailure, message };
       truncated.add("lastFailure");
@@ -129,7 +105,7 @@ function shrinkToTotal(capsule: Capsule, truncated: Set<TruncatableField>): void
       const value = capsule[field] ?? "";
       const half = Math.floor(utf8Bytes(value) / 2);
       // A value already no longer than its marker goes entirely.
-      const next = truncateText(value, half);
+      const next = truncateUtf8(value, half);
       capsule[field] = next.length < value.length ? next : null;
     } else {
       const entries = withoutListMarker(capsule[field]);

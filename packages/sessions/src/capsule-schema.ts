@@ -1,4 +1,4 @@
-import { SafeNameSchema, canonicalJson, isCount, utf8Bytes } from "@keel/core";
+import { SafeNameSchema, canonicalJson, utf8Bytes } from "@keel/core";
 import { z } from "zod";
 
 /** The capsule format version this package writes and reads. */
@@ -119,11 +119,6 @@ const OBJECTIVE_REVISION_MAX_BYTES = 128;
 
 /** zod schema of an {@link ObjectiveRevision}: a non-negative integer or a string of at most 128 bytes. */
 export const ObjectiveRevisionSchema = z.union([count, boundedText(OBJECTIVE_REVISION_MAX_BYTES).pipe(z.string().min(1))]);
-
-/** True for what {@link ObjectiveRevisionSchema} accepts, without zod (for the turn request's fast path). */
-export function isObjectiveRevision(value: unknown): value is ObjectiveRevision {
-  return isCount(value) || (typeof value === "string" && value.length > 0 && utf8Bytes(value) <= OBJECTIVE_REVISION_MAX_BYTES);
-}
 
 const ThreadBindingSchema = z.strictObject({
   backend: SafeNameSchema.transform(String),

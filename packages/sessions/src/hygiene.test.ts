@@ -4,11 +4,28 @@ import { createFaultyStore } from "@keel/testkit";
 import { describe, expect, it } from "vitest";
 import { createHygiene } from "./hygiene.js";
 import { createRoleSessions } from "./role-sessions.js";
+import { createWorkSessions } from "./work-session.js";
 
 const handoff = { done: ["parser"], inFlight: [{ task: "lexer", state: "half the tokens" }], nextSteps: ["tests"], warnings: ["flaky CI"] };
 const minute = 60_000;
 
-describe("work-session hygiene", () => {
+describe("work-session hygiene (createHygiene, deprecated)", () => {
+  it("is a view of createWorkSessions: the same session, in the work-sessions document", async () => {
+    const store = createMemoryStore();
+    const hygiene = createHygiene({ store, missionId: "m1", role: "engineer" });
+    (await hygiene.open())._unsafeUnwrap();
+    (await hygiene.recordToolCalls(2))._unsafeUnwrap();
+    const work = createWorkSessions({ store });
+    const status = (await work.status({ missionId: "m1", role: "engineer" }))._unsafeUnwrap();
+    expect(status).toMatchObject({ state: "open", toolCalls: 2, session: { sessionId: hygiene.status().sessionId, role: "engineer", checkpointCounter: 2, turns: 0 } });
+    expect((await store.docs.get(["missions", "m1", "hygiene", "engineer"]))._unsafeUnwrap()).toBeUndefined();
+    // A session opened through createWorkSessions is the one the role's hygiene counts in.
+    (await work.close({ missionId: "m1", role: "engineer" }))._unsafeUnwrap();
+    (await work.open({ missionId: "m1", model: "opus" }))._unsafeUnwrap();
+    expect((await hygiene.recordToolCalls(1))._unsafeUnwrap()).toMatchObject({ state: "open", toolCalls: 1 });
+  });
+
+
   it("says no_session with no open session, and refuses to count", async () => {
     const hygiene = createHygiene({ store: createMemoryStore(), missionId: "m1", role: "engineer" });
     expect(hygiene.status()).toMatchObject({ state: "no_session", toolCalls: 0, activeMinutes: 0, checkpointCounter: 0, sessionId: null });

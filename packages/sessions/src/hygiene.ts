@@ -1,44 +1,42 @@
-import { KeelError, SafeNameSchema, newId, systemClock, validate, validateOrThrow, type Clock, type JsonValue } from "@keel/core";
-import { type Doc, type KeelStore } from "@keel/store";
-import { updateDoc } from "@keel/store/kit";
-import { errAsync, okAsync, type ResultAsync } from "neverthrow";
+import { SafeNameSchema, systemClock, validate, validateOrThrow, type Clock, type KeelError } from "@keel/core";
+import type { KeelStore } from "@keel/store";
+import { keelStoreSchema } from "@keel/store/kit";
+import { errAsync, type ResultAsync } from "neverthrow";
 import { z } from "zod";
-import { writeHandoffRecord, type Handoff, type HandoffRecord } from "./handoff.js";
-import { closedSummary, openedRecord, parseHygieneRecord, statusOf, withActivity, type HygieneRecord } from "./internal/hygiene-record.js";
-import { hygieneKey } from "./session-keys.js";
+import type { Handoff, HandoffRecord } from "./handoff.js";
+import { noWorkSession, workSessionsDocs } from "./internal/work-session-doc.js";
+import { openSessionOf, sessionForRole, withActivity, withOpenSession, type WorkSessionRecord } from "./work-session-record.js";
+import { DEFAULT_WORK_SESSION_LIMITS, type WorkSessionStatus } from "./work-session-status.js";
+import { createWorkSessions } from "./work-session.js";
 
-/** Work-session hygiene limits. */
+/**
+ * Work-session limits under the names of {@link createHygiene}.
+ *
+ * @deprecated use `WorkSessionLimits` (`maxActiveMinutes`, `maxToolCalls`, `idleMinutes`).
+ */
 export interface HygieneLimits {
-  /** Active minutes a work session may run (default 180). */
+  /** Active minutes a work session may run (default 180): `maxActiveMinutes`. */
   activeMinutes: number;
-  /** Tool calls a work session may make (default 200). */
+  /** Tool calls a work session may make (default 200): `maxToolCalls`. */
   toolCalls: number;
   /** A gap between two activities longer than this many minutes is idle and does not count (default 15). */
   idleMinutes: number;
 }
 
-/** The default hygiene limits: 180 active minutes, 200 tool calls, idle after 15 minutes. */
-export const DEFAULT_HYGIENE_LIMITS: Readonly<HygieneLimits> = Object.freeze({ activeMinutes: 180, toolCalls: 200, idleMinutes: 15 });
-
-/** Whether a work session is open. */
-export type HygieneState = "open" | "no_session";
-
-/** A limit that a work session has reached. */
-export type HygieneLimitName = "toolCalls" | "activeMinutes";
-
 /**
- * The state of a role's work session, as capacity gates read it. With no open session, `state`
- * is `no_session` and the counters are 0 because there is nothing to count, not because
- * nothing was done: gates must check `state` first.
+ * The status of a role's work session as {@link createHygiene} shows it. With no open session,
+ * `state` is `no_session` and the counters are 0: check `state` first.
+ *
+ * @deprecated use `WorkSessionStatus` (`createWorkSessions(...).status(...)`), whose counters are `null` without a session.
  */
 export interface HygieneStatus {
-  /** `open` while a work session is open, else `no_session`. */
-  state: HygieneState;
+  /** `open` while a work session covers the role, else `no_session`. */
+  state: "open" | "no_session";
   /** Tool calls recorded in the open session. */
   toolCalls: number;
   /** Active minutes of the open session (idle gaps excluded), fractional. */
   activeMinutes: number;
-  /** Tool calls since the last checkpoint (reset only by `resetCheckpointCounter`/`checkpoint`). */
+  /** Tool calls since the last checkpoint. */
   checkpointCounter: number;
   /** The open session's id, or `null`. */
   sessionId: string | null;
@@ -49,36 +47,16 @@ export interface HygieneStatus {
   /** The limits in force. */
   limits: HygieneLimits;
   /** The limits reached (empty when none, or with no session). */
-  exceeded: HygieneLimitName[];
+  exceeded: ("toolCalls" | "activeMinutes")[];
 }
 
-/** A closed work session's totals. */
-export interface ClosedWorkSession {
-  /** The session's id. */
-  sessionId: string;
-  /** Tool calls it made. */
-  toolCalls: number;
-  /** Its active minutes. */
-  activeMinutes: number;
-  /** The checkpoint counter when it closed. */
-  checkpointCounter: number;
-  /** When it was opened, epoch ms. */
-  openedAt: number;
-  /** When it was closed, epoch ms. */
-  closedAt: number;
-}
-
-/** What {@link Hygiene.checkpoint} returns. */
-export interface CheckpointResult {
-  /** The handoff as written. */
-  handoff: HandoffRecord;
-  /** The status after the counter was reset. */
-  status: HygieneStatus;
-}
-
-/** Options of {@link createHygiene}. */
+/**
+ * Options of {@link createHygiene}.
+ *
+ * @deprecated use `WorkSessionsOptions` of `createWorkSessions`.
+ */
 export interface HygieneOptions {
-  /** Where the work-session state and handoffs live. */
+  /** Where the work sessions and handoffs live. */
   store: KeelStore;
   /** The mission (a safe name). */
   missionId: string;
@@ -86,58 +64,58 @@ export interface HygieneOptions {
   role: string;
   /** Default the system clock. */
   clock?: Clock;
-  /** Overrides of {@link DEFAULT_HYGIENE_LIMITS}. */
+  /** Overrides of the default limits (180 active minutes, 200 tool calls, idle after 15 minutes). */
   limits?: Partial<HygieneLimits>;
 }
 
-/** A role's work-session hygiene: active time, tool-call capacity and a checkpoint counter. */
+/**
+ * One role's work session through {@link createHygiene}.
+ *
+ * @deprecated use `WorkSessions` (`createWorkSessions`).
+ */
 export interface Hygiene {
-  /** The current status, from this instance's last read or write (synchronous, for gates). */
+  /** The status from this instance's last read or write (synchronous). */
   status(): HygieneStatus;
-  /** Opens a work session, or continues the one left open (also by an earlier process). */
+  /** Opens the role's work session, or continues the one left open (also by an earlier process). */
   open(): ResultAsync<HygieneStatus, KeelError>;
-  /** Closes the open session; `no_session` when none is open. */
-  close(): ResultAsync<ClosedWorkSession, KeelError>;
-  /**
-   * Records activity now, with `toolCalls` tool calls (default 0), which also count towards the
-   * checkpoint counter. The gap since the last activity counts as active unless it is longer
-   * than `idleMinutes`. `no_session` when none is open. Counting goes on past the limits.
-   */
+  /** Closes the role's open session; `no_session` when none is open. */
+  close(): ResultAsync<{ sessionId: string; toolCalls: number; activeMinutes: number; checkpointCounter: number; openedAt: number; closedAt: number }, KeelError>;
+  /** Records activity now with `toolCalls` tool calls (default 0); `no_session` when no session covers the role. */
   recordActivity(options?: { toolCalls?: number }): ResultAsync<HygieneStatus, KeelError>;
   /** Shorthand for `recordActivity({ toolCalls: count })` (default 1). */
   recordToolCalls(count?: number): ResultAsync<HygieneStatus, KeelError>;
-  /** Sets the checkpoint counter to 0, and nothing else. `no_session` when none is open. */
+  /** Sets the checkpoint counter to 0, and nothing else (`WorkSessions.resetCheckpointCounter`). `no_session` when no session covers the role. */
   resetCheckpointCounter(): ResultAsync<HygieneStatus, KeelError>;
-  /**
-   * Writes the handoff, then resets the checkpoint counter, in that order. When the handoff
-   * cannot be written the counter is left alone and the error returned. `no_session` (nothing
-   * written) when no session is open: use `writeHandoff` to hand off without one.
-   */
-  checkpoint(handoff: Handoff): ResultAsync<CheckpointResult, KeelError>;
-  /** Re-reads the persisted state (another process may have changed it). */
+  /** Writes the handoff, then resets the checkpoint counter (`WorkSessions.checkpoint`). */
+  checkpoint(handoff: Handoff): ResultAsync<{ handoff: HandoffRecord; status: HygieneStatus }, KeelError>;
+  /** Re-reads the status from the store. */
   refresh(): ResultAsync<HygieneStatus, KeelError>;
 }
 
-const LimitsSchema = z.strictObject({
-  activeMinutes: z.number().positive().optional(),
-  toolCalls: z.number().int().positive().optional(),
-  idleMinutes: z.number().positive().optional(),
-});
-
 const OptionsSchema = z.strictObject({
-  store: z.custom<KeelStore>((value) => typeof (value as KeelStore | undefined)?.docs?.get === "function", "store must be a KeelStore"),
+  store: keelStoreSchema(["docs"]),
   missionId: SafeNameSchema,
   role: SafeNameSchema,
   clock: z.custom<Clock>((value) => typeof (value as Clock | undefined)?.now === "function", "clock must have now()").optional(),
-  limits: LimitsSchema.optional(),
+  limits: z
+    .strictObject({
+      activeMinutes: z.number().positive().optional(),
+      toolCalls: z.number().int().positive().optional(),
+      idleMinutes: z.number().positive().optional(),
+    })
+    .optional(),
 });
 
-
+const ActivitySchema = z.strictObject({ toolCalls: z.number().int().nonnegative().optional() });
 
 /**
- * Creates a role's work-session hygiene, persisted at `["missions", missionId, "hygiene", role]`
- * so that a restarted process continues the open session. Continuity (handoffs) is separate:
- * writing a handoff is always allowed and resets nothing. Bad options throw `invalid_input`.
+ * One role's work session under the old names: a thin view of {@link createWorkSessions} (the same
+ * document, `["missions", missionId, "work-sessions"]`, and the same session a runtime counts
+ * turns in). Bad options throw `invalid_input`.
+ *
+ * @deprecated use `createWorkSessions`: `open({ missionId, role, model })`, `recordTurn`,
+ * `status`, `checkpoint`, `close`. Work sessions kept by an earlier version of `createHygiene`
+ * at `["missions", missionId, "hygiene", role]` are not read.
  *
  * @example
  * ```ts
@@ -145,79 +123,75 @@ const OptionsSchema = z.strictObject({
  * await hygiene.open();
  * await hygiene.recordToolCalls(3);
  * hygiene.status(); // { state: "open", toolCalls: 3, checkpointCounter: 3, ... }
- * await hygiene.checkpoint({ done: ["parser"], inFlight: [], nextSteps: ["tests"], warnings: [] });
  * ```
  */
 export function createHygiene(options: HygieneOptions): Hygiene {
-  validateOrThrow(OptionsSchema, options, "hygiene options");
-  const { store, missionId, role } = options;
+  const parsed = validateOrThrow(OptionsSchema, options, "hygiene options");
+  const { store } = options;
+  const missionId = String(parsed.missionId);
+  const role = String(parsed.role);
   const clock = options.clock ?? systemClock;
-  const limits: HygieneLimits = { ...DEFAULT_HYGIENE_LIMITS, ...stripUndefined(options.limits ?? {}) };
-  const key = hygieneKey(missionId, role);
-  let cached: HygieneRecord | undefined;
-
-  const toStatus = (record: HygieneRecord | undefined) => statusOf(record, limits);
-  const parse = (doc: Doc | undefined): ResultAsync<HygieneRecord | undefined, KeelError> => {
-    const parsed = parseHygieneRecord(doc, missionId, role);
-    return parsed.isOk() ? okAsync(parsed.value) : errAsync(parsed.error);
+  const given = parsed.limits ?? {};
+  const limits: HygieneLimits = {
+    activeMinutes: given.activeMinutes ?? DEFAULT_WORK_SESSION_LIMITS.maxActiveMinutes,
+    toolCalls: given.toolCalls ?? DEFAULT_WORK_SESSION_LIMITS.maxToolCalls,
+    idleMinutes: given.idleMinutes ?? DEFAULT_WORK_SESSION_LIMITS.idleMinutes,
   };
-  const noSession = () =>
-    new KeelError("no_session", `role "${role}" of mission "${missionId}" has no open work session: call open() first`, {
-      details: { missionId, role },
-    });
-  /** Read-modify-write of the persisted record; `change` sees the current record (or undefined). */
-  const mutate = (change: (current: HygieneRecord | undefined, now: number) => HygieneRecord | KeelError): ResultAsync<HygieneRecord, KeelError> =>
-    updateDoc<JsonValue>(store.docs, key, (doc) =>
-      parse(doc).andThen((current) => {
-        const next = change(current, clock.now());
-        if (next instanceof KeelError) return errAsync(next);
-        // Unchanged: nothing to write.
-        return okAsync(next === current ? undefined : (next as unknown as JsonValue));
-      }),
-    ).map((doc) => {
-      cached = doc!.value as unknown as HygieneRecord;
-      return cached;
-    });
-  const requireOpen = (current: HygieneRecord | undefined): current is HygieneRecord => current?.state === "open";
-  const recordActivity = (activityOptions: { toolCalls?: number } = {}) => {
-    const parsed = validate(z.strictObject({ toolCalls: z.number().int().nonnegative().optional() }), activityOptions, "activity");
-    if (parsed.isErr()) return errAsync(parsed.error);
-    const calls = parsed.value.toolCalls ?? 0;
-    return mutate((current, now) => (requireOpen(current) ? withActivity(current, now, calls, limits.idleMinutes * 60_000) : noSession())).map(toStatus);
+  const work = createWorkSessions({
+    store,
+    clock,
+    limits: { maxActiveMinutes: limits.activeMinutes, maxToolCalls: limits.toolCalls, idleMinutes: limits.idleMinutes },
+  });
+  const docs = workSessionsDocs(store, clock);
+  const scope = { missionId, role };
+  let cached = hygieneStatusOf(undefined, limits);
+  const remember = (status: WorkSessionStatus) => (cached = hygieneStatusOf(status, limits));
+  /** Changes the session covering the role: `no_session` without one. */
+  const change = (update: (session: WorkSessionRecord, now: number) => WorkSessionRecord) =>
+    docs
+      .mutate(missionId, (current, now) => {
+        const session = sessionForRole(current, role);
+        return session ? withOpenSession(current, update(session, now)) : noWorkSession(missionId, role, "record it");
+      })
+      .andThen(() => work.status(scope))
+      .map(remember);
+  const recordActivity = (activity: { toolCalls?: number } = {}) => {
+    const checked = validate(ActivitySchema, activity, "activity");
+    if (checked.isErr()) return errAsync(checked.error);
+    const calls = checked.value.toolCalls ?? 0;
+    return change((session, now) => withActivity(session, now, calls, limits.idleMinutes * 60_000));
   };
-  const resetCheckpointCounter = () =>
-    mutate((current) => (requireOpen(current) ? { ...current, checkpointCounter: 0 } : noSession())).map(toStatus);
 
   return {
-    status: () => toStatus(cached),
+    status: () => cached,
     open: () =>
-      mutate((current, now) => (requireOpen(current) ? current : openedRecord(missionId, role, newId(), now))).map(toStatus),
+      // The role's own session is continued whatever its model; otherwise one is opened on the backend's default.
+      docs
+        .read(missionId)
+        .andThen((doc) => (openSessionOf(doc, role) ? work.status(scope) : work.open({ ...scope, model: null })))
+        .map(remember),
     close: () =>
-      mutate((current, now) => (requireOpen(current) ? { ...current, state: "closed", closedAt: now } : noSession())).map(closedSummary),
+      work.close(scope).map(({ session, status }) => {
+        remember(status);
+        const { sessionId, toolCalls, activeMinutes, checkpointCounter, openedAt } = session;
+        return { sessionId, toolCalls, activeMinutes, checkpointCounter, openedAt, closedAt: session.closedAt ?? openedAt };
+      }),
     recordActivity,
     recordToolCalls: (calls = 1) => recordActivity({ toolCalls: calls }),
-    resetCheckpointCounter,
-    checkpoint: (handoff) =>
-      store.docs
-        .get(key)
-        .andThen(parse)
-        .andThen((current) => {
-          if (!requireOpen(current)) return errAsync(noSession());
-          return writeHandoffRecord(store.docs, clock, missionId, role, handoff).andThen((written) =>
-            resetCheckpointCounter().map((status) => ({ handoff: written, status })),
-          );
-        }),
-    refresh: () =>
-      store.docs
-        .get(key)
-        .andThen(parse)
-        .map((record) => {
-          cached = record;
-          return toStatus(record);
-        }),
+    // The same reset as `WorkSessions.resetCheckpointCounter`, over the same session the runtime's gate reads.
+    resetCheckpointCounter: () => work.resetCheckpointCounter(scope).map(remember),
+    checkpoint: (handoff) => work.checkpoint({ ...scope, handoff }).map(({ handoff: written, status }) => ({ handoff: written, status: remember(status) })),
+    refresh: () => work.status(scope).map(remember),
   };
 }
 
-function stripUndefined<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as Partial<T>;
+/** A work-session status under the old names (zeros without a session, as before). */
+function hygieneStatusOf(status: WorkSessionStatus | undefined, limits: HygieneLimits): HygieneStatus {
+  const session = status?.session;
+  if (!session) {
+    return { state: "no_session", toolCalls: 0, activeMinutes: 0, checkpointCounter: 0, sessionId: null, openedAt: null, lastActivityAt: null, limits, exceeded: [] };
+  }
+  const exceeded = status.exceeded.map((limit) => (limit === "maxToolCalls" ? ("toolCalls" as const) : ("activeMinutes" as const)));
+  const { toolCalls, activeMinutes, checkpointCounter, sessionId, openedAt, lastActivityAt } = session;
+  return { state: "open", toolCalls, activeMinutes, checkpointCounter, sessionId, openedAt, lastActivityAt, limits, exceeded };
 }

@@ -3,9 +3,9 @@ import { createMemoryStore, type KeelStore } from "@keel/store";
 import { ResultAsync, okAsync } from "neverthrow";
 import { describe, expect, it } from "vitest";
 import { createRoleSessions } from "./role-sessions.js";
-import type { Execute, TurnRequest } from "./turn-types.js";
+import type { Execute, RoleSessionTurnRequest } from "./turn-types.js";
 
-const request = (role: string): TurnRequest => ({ missionId: "m1", role, backend: { id: "codex", resumable: true }, model: null, branch: "main", objectiveRevision: 1 });
+const request = (role: string): RoleSessionTurnRequest => ({ missionId: "m1", role, backend: { id: "codex", resumable: true }, model: null, branch: "main", objectiveRevision: 1 });
 const withItems =
   (items: string[]): Execute =>
   () =>

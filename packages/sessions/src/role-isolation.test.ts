@@ -2,9 +2,11 @@ import { createMemoryStore } from "@keel/store";
 import { okAsync } from "neverthrow";
 import { describe, expect, it } from "vitest";
 import { createRoleSessions } from "./role-sessions.js";
-import type { Execute, RoleTurnRequest, TurnPlan } from "./turn-types.js";
+import type { Execute, RoleSessionTurnRequest, TurnPlan } from "./turn-types.js";
 
-const request: RoleTurnRequest = { backend: { id: "codex", resumable: true }, model: null, branch: "main", objectiveRevision: 1 };
+type HandleRequest = Omit<RoleSessionTurnRequest, "missionId" | "role">;
+
+const request: HandleRequest = { backend: { id: "codex", resumable: true }, model: null, branch: "main", objectiveRevision: 1 };
 
 function recorder(role: string) {
   const plans: TurnPlan[] = [];
@@ -61,7 +63,7 @@ describe("role isolation", () => {
     const before = (await store.docs.get(["missions", "m1", "role-sessions", "planner"]))._unsafeUnwrap();
     const calls = recorder("engineer");
     for (const smuggled of [{ ...request, role: "planner" }, { ...request, missionId: "m2" }]) {
-      const result = await engineer.runTurn(smuggled as RoleTurnRequest, calls.execute);
+      const result = await engineer.runTurn(smuggled as HandleRequest, calls.execute);
       expect(result._unsafeUnwrapErr().code).toBe("invalid_input");
     }
     expect(calls.plans).toEqual([]);

@@ -4,9 +4,9 @@ import { okAsync, ResultAsync } from "neverthrow";
 import { describe, expect, it } from "vitest";
 import { createRoleSessions } from "./role-sessions.js";
 import { roleLeaseName } from "./session-keys.js";
-import type { Execute, TurnRequest } from "./turn-types.js";
+import type { Execute, RoleSessionTurnRequest } from "./turn-types.js";
 
-const request: TurnRequest = { missionId: "m1", role: "engineer", backend: { id: "codex", resumable: true }, model: null, branch: "main", objectiveRevision: 1 };
+const request: RoleSessionTurnRequest = { missionId: "m1", role: "engineer", backend: { id: "codex", resumable: true }, model: null, branch: "main", objectiveRevision: 1 };
 
 function gate() {
   let open: () => void = () => undefined;

@@ -5,9 +5,9 @@ import { errAsync, okAsync, type ResultAsync } from "neverthrow";
 import { describe, expect, it } from "vitest";
 import { CapsuleSchema } from "./capsule-schema.js";
 import { createRoleSessions, type RoleSessionsOptions } from "./role-sessions.js";
-import type { Execute, TurnOutcome, TurnPlan, TurnRequest } from "./turn-types.js";
+import type { Execute, TurnOutcome, TurnPlan, RoleSessionTurnRequest } from "./turn-types.js";
 
-const request: TurnRequest = { missionId: "m1", role: "engineer", backend: { id: "codex", resumable: true }, model: "gpt-5", branch: "main", objectiveRevision: 1 };
+const request: RoleSessionTurnRequest = { missionId: "m1", role: "engineer", backend: { id: "codex", resumable: true }, model: "gpt-5", branch: "main", objectiveRevision: 1 };
 
 function setup(options: Partial<RoleSessionsOptions> = {}, store: KeelStore = createMemoryStore()) {
   const clock = createManualClock();
@@ -190,7 +190,7 @@ describe("runTurn", () => {
       { ...request, extra: true },
     ];
     for (const candidate of bad) {
-      const result = await sessions.runTurn(candidate as TurnRequest, execute);
+      const result = await sessions.runTurn(candidate as RoleSessionTurnRequest, execute);
       expect(result._unsafeUnwrapErr().code).toBe("invalid_input");
     }
     expect((await sessions.runTurn(request, "nope" as unknown as Execute))._unsafeUnwrapErr().code).toBe("invalid_input");

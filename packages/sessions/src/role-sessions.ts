@@ -1,19 +1,18 @@
-import { createEventBus, newId, parseSafeName, systemClock, validate, validateFast, validateOrThrow, type Clock, type EventBus, type KeelError } from "@keel/core";
+import { createEventBus, newId, parseSafeName, systemClock, validate, validateOrThrow, type Clock, type EventBus, type KeelError } from "@keel/core";
 import type { KeelStore } from "@keel/store";
-import { MAX_DURATION_MS } from "@keel/store/kit";
+import { MAX_DURATION_MS, createLeaseKeeper, keelStoreSchema } from "@keel/store/kit";
 import { errAsync, type Result, type ResultAsync } from "neverthrow";
 import { z } from "zod";
 import type { Capsule } from "./capsule-schema.js";
 import { readHandoffRecord, writeHandoffRecord, type Handoff, type HandoffRecord } from "./handoff.js";
 import { readCapsuleDoc } from "./internal/capsule-io.js";
 import { createDocMemo } from "./internal/doc-memo.js";
-import { createLeaseKeeper } from "./internal/role-lease.js";
 import { runTurn } from "./internal/run-turn.js";
 import type { TurnContext } from "./internal/turn-context.js";
 import { initCheckpoint, readCheckpoint, type InitializedCheckpoint, type MissionCheckpointRecord } from "./mission-checkpoint.js";
 import { capsuleKey, keyText } from "./session-keys.js";
 import { DEFAULT_SESSION_LIMITS, SessionPolicySchema, type SessionLimits, type SessionPolicy } from "./session-policy.js";
-import { RoleTurnRequestSchema, acceptRoleTurnRequest, type Execute, type RoleTurnRequest, type TurnRequest, type TurnResult } from "./turn-types.js";
+import { HandleTurnRequestSchema, RoleSessionTurnRequestSchema, type Execute, type RoleSessionTurnRequest, type RoleSessionTurnResult } from "./turn-types.js";
 
 /** Options of {@link createRoleSessions}. */
 export interface RoleSessionsOptions {
@@ -54,7 +53,7 @@ export interface RoleSessionHandle {
   /** The capsule's store key as a path. */
   readonly capsulePath: string;
   /** Runs one turn of this role (the request names no mission or role: a request that does is `invalid_input`). */
-  runTurn(request: RoleTurnRequest, execute: Execute): ResultAsync<TurnResult, KeelError>;
+  runTurn(request: Omit<RoleSessionTurnRequest, "missionId" | "role">, execute: Execute): ResultAsync<RoleSessionTurnResult, KeelError>;
   /** Reads this role's capsule. */
   readCapsule(): ResultAsync<Capsule | undefined, KeelError>;
   /** Writes this role's handoff. */
@@ -77,7 +76,7 @@ export interface RoleSessions {
    * they come back as `warnings` (and `role.session.warning` events). A failed `execute` is
    * returned as is, after the capsule recorded what is known.
    */
-  runTurn(request: TurnRequest, execute: Execute): ResultAsync<TurnResult, KeelError>;
+  runTurn(request: RoleSessionTurnRequest, execute: Execute): ResultAsync<RoleSessionTurnResult, KeelError>;
   /** A handle bound to one role of one mission; `invalid_input` for names that are not safe. */
   forRole(missionId: string, role: string): Result<RoleSessionHandle, KeelError>;
   /** Reads a role's capsule: `undefined` when there is none, `corrupt` when it is not a valid capsule of that role. */
@@ -105,10 +104,7 @@ export interface RoleSessions {
 }
 
 const OptionsSchema = z.strictObject({
-  store: z.custom<KeelStore>(
-    (value) => typeof (value as KeelStore | undefined)?.docs?.get === "function" && typeof (value as KeelStore).leases?.acquire === "function",
-    "store must be a KeelStore",
-  ),
+  store: keelStoreSchema(["docs", "leases"]),
   events: z.custom<EventBus>((value) => typeof (value as EventBus | undefined)?.emit === "function", "events must be an EventBus").optional(),
   clock: z.custom<Clock>((value) => typeof (value as Clock | undefined)?.now === "function", "clock must have now()").optional(),
   policy: SessionPolicySchema.optional(),
@@ -183,17 +179,21 @@ export function createRoleSessions(options: RoleSessionsOptions): RoleSessions {
   return {
     policy: context.policy,
     limits: Object.freeze({ ...limits }),
-    runTurn: (request, execute) => runTurn(context, request, execute),
+    runTurn: (request, execute) => {
+      // Validated once, here at the entry point; the turn's path trusts it from here on.
+      const checked = validate(RoleSessionTurnRequestSchema, request, "turn request");
+      return checked.isErr() ? errAsync(checked.error) : runTurn(context, checked.value, execute);
+    },
     forRole: (missionId, role) =>
       names(missionId, role).map((valid): RoleSessionHandle => ({
         missionId: valid.missionId,
         role: valid.role,
         capsulePath: keyText(capsuleKey(valid.missionId, valid.role)),
         runTurn: (request, execute) => {
-          // Validated strictly here, so a request naming a mission or role is refused, not merged.
-          const checked = validateFast(RoleTurnRequestSchema, request, "role turn request", acceptRoleTurnRequest);
+          // Validated strictly, once, here: a request naming a mission or role is refused, not merged.
+          const checked = validate(HandleTurnRequestSchema, request, "role turn request");
           if (checked.isErr()) return errAsync(checked.error);
-          return runTurn(context, { ...request, missionId: valid.missionId, role: valid.role }, execute);
+          return runTurn(context, { ...checked.value, missionId: valid.missionId, role: valid.role }, execute);
         },
         readCapsule: () => readCapsule(valid.missionId, valid.role),
         writeHandoff: (handoff) => writeHandoff(valid.missionId, valid.role, handoff),

@@ -15,11 +15,6 @@ export function handoffKey(missionId: string, role: string): string[] {
   return ["missions", missionId, "handoffs", role];
 }
 
-/** The store key of a role's hygiene state: `["missions", missionId, "hygiene", role]`. */
-export function hygieneKey(missionId: string, role: string): string[] {
-  return ["missions", missionId, "hygiene", role];
-}
-
 /** A key as a path (`missions/m1/role-sessions/engineer`): the `capsulePath` of plans and events. */
 export function keyText(key: readonly string[]): string {
   return key.join("/");

@@ -1,12 +1,17 @@
-import { UsageSchema, isCount, isPlainObjectOf, isSafeName, utf8Bytes, type KeelError, type KeelErrorCode, type Usage } from "@keel/core";
+import { UsageSchema, isSafeName, utf8Bytes, type KeelError, type KeelErrorCode, type Usage } from "@keel/core";
 import type { Result, ResultAsync } from "neverthrow";
 import { z } from "zod";
-import { CAPSULE_LIMITS, ObjectiveRevisionSchema, isObjectiveRevision, type Capsule, type ObjectiveRevision } from "./capsule-schema.js";
+import { CAPSULE_LIMITS, ObjectiveRevisionSchema, type Capsule, type ObjectiveRevision } from "./capsule-schema.js";
 import type { SessionActionKind, SessionReason } from "./session-decision.js";
 import type { EffectivePolicy } from "./session-policy.js";
 
-/** What a host asks for one role turn. */
-export interface TurnRequest {
+/**
+ * What a host asks of role sessions for one turn of a role (the role-session layer: the runtime's
+ * `RoleTurnInput` is the layer above, `@keel/backend`'s `BackendTurnRequest` the one below). A
+ * role's handle (`RoleSessionHandle.runTurn`) is asked the same without `missionId` and `role`,
+ * which it fixes.
+ */
+export interface RoleSessionTurnRequest {
   /** The mission (a safe name). */
   missionId: string;
   /** The role (a safe name). */
@@ -26,12 +31,10 @@ export interface TurnRequest {
   objectiveRevision: ObjectiveRevision;
 }
 
-/** A {@link TurnRequest} without mission and role, for a role handle that fixes both. */
-export type RoleTurnRequest = Omit<TurnRequest, "missionId" | "role">;
+/** @deprecated use {@link RoleSessionTurnRequest}. */
+export type TurnRequest = RoleSessionTurnRequest;
 
-const withinBindingBytes = (value: string) => utf8Bytes(value) <= CAPSULE_LIMITS.maxBindingBytes;
-
-const bindingText = z.string().min(1).refine(withinBindingBytes, {
+const bindingText = z.string().min(1).refine((value) => utf8Bytes(value) <= CAPSULE_LIMITS.maxBindingBytes, {
   message: `must be at most ${CAPSULE_LIMITS.maxBindingBytes} bytes`,
 });
 
@@ -39,69 +42,18 @@ const safeName = z.string().refine(isSafeName, {
   message: "not a safe name: use 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit",
 });
 
-const roleTurnFields = {
+/** zod schema of a {@link RoleSessionTurnRequest} (strict). */
+export const RoleSessionTurnRequestSchema = z.strictObject({
+  missionId: safeName,
+  role: safeName,
   backend: z.strictObject({ id: safeName, resumable: z.boolean() }),
   model: bindingText.nullable().optional(),
   branch: bindingText.nullable().optional(),
   objectiveRevision: ObjectiveRevisionSchema,
-};
-
-/** zod schema of a {@link RoleTurnRequest} (strict). */
-export const RoleTurnRequestSchema = z.strictObject(roleTurnFields);
-
-/** zod schema of a {@link TurnRequest} (strict). */
-export const TurnRequestSchema = z.strictObject({
-  missionId: safeName,
-  role: safeName,
-  ...roleTurnFields,
 });
 
-/** True for what `bindingText` accepts (model, branch, thread id), without zod. */
-function isBindingText(value: unknown): value is string {
-  return typeof value === "string" && value.length > 0 && withinBindingBytes(value);
-}
-
-/** True when `key` is absent from `owner`, or holds `null` or a binding text. */
-function isOptionalBinding(owner: object, key: string, field: unknown): boolean {
-  return !Object.hasOwn(owner, key) || field === null || isBindingText(field);
-}
-
-const REQUEST_KEYS = ["missionId", "role", "backend", "model", "branch", "objectiveRevision"];
-const ROLE_REQUEST_KEYS = ["backend", "model", "branch", "objectiveRevision"];
-const BACKEND_KEYS = ["id", "resumable"];
-
-type ParsedTurnRequest = z.output<typeof TurnRequestSchema>;
-
-/** Accepts a plainly valid request (with or without mission and role) as a copy; `undefined` for the schema to judge. */
-function acceptRequest(value: unknown, withNames: boolean): Partial<ParsedTurnRequest> | undefined {
-  if (!isPlainObjectOf(value, withNames ? REQUEST_KEYS : ROLE_REQUEST_KEYS)) return undefined;
-  const { missionId, role, backend, model, branch, objectiveRevision } = value;
-  if (withNames && (!isSafeName(missionId) || !isSafeName(role))) return undefined;
-  if (!isPlainObjectOf(backend, BACKEND_KEYS)) return undefined;
-  const { id, resumable } = backend;
-  if (!isSafeName(id) || typeof resumable !== "boolean" || !isObjectiveRevision(objectiveRevision)) return undefined;
-  // Optional and nullable: absent, null or a binding text; a key holding `undefined` goes to the schema.
-  if (!isOptionalBinding(value, "model", model) || !isOptionalBinding(value, "branch", branch)) return undefined;
-  const request: Partial<ParsedTurnRequest> = { backend: { id, resumable }, objectiveRevision };
-  if (withNames) Object.assign(request, { missionId, role });
-  if (Object.hasOwn(value, "model")) request.model = model as string | null;
-  if (Object.hasOwn(value, "branch")) request.branch = branch as string | null;
-  return request;
-}
-
-/**
- * The fast `accept` (see `validateFast` in @keel/core) of a turn request: a copy of a plainly
- * valid request, else `undefined` for {@link TurnRequestSchema} to judge. Exported for its
- * property test against the schema.
- */
-export function acceptTurnRequest(value: unknown): ParsedTurnRequest | undefined {
-  return acceptRequest(value, true) as ParsedTurnRequest | undefined;
-}
-
-/** {@link acceptTurnRequest} for a role handle's request (no mission or role), against {@link RoleTurnRequestSchema}. */
-export function acceptRoleTurnRequest(value: unknown): z.output<typeof RoleTurnRequestSchema> | undefined {
-  return acceptRequest(value, false) as z.output<typeof RoleTurnRequestSchema> | undefined;
-}
+/** zod schema of a role handle's request: a {@link RoleSessionTurnRequest} naming no mission or role (strict). */
+export const HandleTurnRequestSchema = RoleSessionTurnRequestSchema.omit({ missionId: true, role: true });
 
 /**
  * What `runTurn` hands to the host's {@link Execute}: how to run the turn. Resume `threadId` when
@@ -172,45 +124,6 @@ export const TurnOutcomeSchema = z.object({
   repositoryMap: z.string().optional(),
 });
 
-const OUTCOME_KEYS = ["text", "threadId", "usage", "promptBytes", "decisiveOutput", "paths", "openCheckpointItems", "repositoryMap"];
-const OUTCOME_PATHS_KEYS = ["referenced", "inspected"];
-const USAGE_KEYS = ["inputUncached", "cacheRead", "cacheWrite", "output", "reasoning", "costUsd"];
-
-function isStringList(value: unknown): value is string[] {
-  if (!Array.isArray(value)) return false;
-  for (const item of value) if (typeof item !== "string") return false;
-  return true;
-}
-
-function isUsage(value: unknown): boolean {
-  if (!isPlainObjectOf(value, USAGE_KEYS)) return false;
-  // Every key is required: a missing one reads as `undefined`, which no branch below accepts.
-  for (const key of USAGE_KEYS) {
-    const field = value[key];
-    if (field === null) continue;
-    if (key === "costUsd" ? typeof field !== "number" || !Number.isFinite(field) || field < 0 : !isCount(field)) return false;
-  }
-  return true;
-}
-
-/**
- * The fast check (see `validateFast` in @keel/core) of a turn outcome: true for a plainly valid
- * one, false for anything the schema must judge. Unknown keys make it false too (the schema
- * drops them). Exported for its property test against the schema.
- */
-export function isPlainTurnOutcome(value: unknown): value is TurnOutcome {
-  if (!isPlainObjectOf(value, OUTCOME_KEYS)) return false;
-  const { text, threadId, usage, promptBytes, decisiveOutput, paths, openCheckpointItems, repositoryMap } = value;
-  if (typeof text !== "string" || (threadId !== null && !isBindingText(threadId)) || (usage !== null && !isUsage(usage)) || !isCount(promptBytes)) return false;
-  if (Object.hasOwn(value, "decisiveOutput") && typeof decisiveOutput !== "string") return false;
-  if (Object.hasOwn(value, "repositoryMap") && typeof repositoryMap !== "string") return false;
-  if (Object.hasOwn(value, "openCheckpointItems") && !isStringList(openCheckpointItems)) return false;
-  if (!Object.hasOwn(value, "paths")) return true;
-  if (!isPlainObjectOf(paths, OUTCOME_PATHS_KEYS)) return false;
-  for (const key of OUTCOME_PATHS_KEYS) if (Object.hasOwn(paths, key) && !isStringList(paths[key])) return false;
-  return true;
-}
-
 /**
  * The host's backend call for one planned turn. Report a thread that cannot be resumed as
  * `resume_failed`: `runTurn` then retries once fresh. A throw counts as `backend_failed`.
@@ -235,8 +148,8 @@ export interface SessionWarning {
   message: string;
 }
 
-/** What `runTurn` returns for a successful turn. */
-export interface TurnResult {
+/** What role sessions answer for a successful turn (`runTurn`). */
+export interface RoleSessionTurnResult {
   /** The host's outcome, unchanged. */
   outcome: TurnOutcome;
   /** The plan the turn finally ran with (after a resume-failure retry, the `fresh` one). */
@@ -244,3 +157,6 @@ export interface TurnResult {
   /** Persistence warnings; empty when everything was read and saved. */
   warnings: SessionWarning[];
 }
+
+/** @deprecated use {@link RoleSessionTurnResult}. */
+export type TurnResult = RoleSessionTurnResult;

@@ -31,8 +31,10 @@ export interface WorkSessionMetrics {
   turnsWithoutUsage: number;
   /** Tool calls reported, `null` when the session had turns and none reported any. */
   toolCalls: number | null;
-  /** Turns on a model other than the pinned one. */
+  /** Turns that named a model other than the pinned one. */
   modelMismatches: number;
+  /** Turns that named no model in a session pinned to one (model unknown, not a mismatch). */
+  turnsWithoutModel: number;
 }
 
 /** The token window over the last N sessions. */
@@ -74,6 +76,7 @@ export function metricsOf(view: WorkSessionView, now: number): WorkSessionMetric
     turnsWithoutUsage: view.turnsWithoutUsage,
     toolCalls: view.turns > 0 && view.turnsWithoutToolCalls === view.turns ? null : view.toolCalls,
     modelMismatches: view.modelMismatch.turns,
+    turnsWithoutModel: view.turnsWithoutModel,
   };
 }
 

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { newSessionRecord, usageTokens, withTurn, type WorkSessionTurn } from "./work-session-record.js";
+import { newSessionRecord, usageTokens, withActivity, withTurn, type WorkSessionTurn } from "./work-session-record.js";
 import { metricsOf } from "./work-session-metrics.js";
 import { DEFAULT_WORK_SESSION_LIMITS, statusOf, viewOf } from "./work-session-status.js";
 
@@ -58,13 +58,22 @@ describe("work-session transitions", () => {
     );
   });
 
+  it("counts activity outside a turn: the gap up to the idle cutoff and the tool calls, no turn", () => {
+    const opened = newSessionRecord("s", "engineer", null, 0);
+    const active = withActivity(withActivity(opened, 5 * minute, 2, 10 * minute), 70 * minute, 1, 10 * minute); // 5 counts, 65 is idle
+    expect(active).toMatchObject({ activeMs: 5 * minute, lastActivityAt: 70 * minute, toolCalls: 3, checkpointCounter: 3, turns: 0 });
+  });
+
   it("says no_session with no counters at all, and names the limits an open session reached", () => {
     const none = statusOf(undefined, "m1", "engineer", DEFAULT_WORK_SESSION_LIMITS);
-    expect(none).toMatchObject({ state: "no_session", session: null, exceeded: [], audit: { due: false, closedSinceAudit: 0 } });
+    expect(none).toMatchObject({ state: "no_session", session: null, toolCalls: null, activeMinutes: null, exceeded: [], audit: { due: false, closedSinceAudit: 0 } });
     const full = { ...newSessionRecord("s", null, null, 0), toolCalls: 200, activeMs: 180 * minute };
     const doc = { schemaVersion: 1 as const, missionId: "m1", open: [full], closed: [], closedCount: 0, closedSinceAudit: 3, lastAudit: null };
     expect(statusOf(doc, "m1", "engineer", DEFAULT_WORK_SESSION_LIMITS)).toMatchObject({
       state: "open",
+      // The capacity gate's counters, at the top as it reads them.
+      toolCalls: 200,
+      activeMinutes: 180,
       exceeded: ["maxToolCalls", "maxActiveMinutes"],
       audit: { due: true, closedSinceAudit: 3, every: 3 },
     });

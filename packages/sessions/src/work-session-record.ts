@@ -3,6 +3,7 @@ import type { Doc } from "@keel/store";
 import { err, ok, type Result } from "neverthrow";
 import { z } from "zod";
 import { keyText } from "./session-keys.js";
+import { decideModelPin } from "./work-session-model.js";
 
 /*
  * A mission's work sessions live in one document, `["missions", missionId, "work-sessions"]`:
@@ -48,6 +49,8 @@ const SessionFields = {
   turnsWithoutUsage: count,
   modelMismatches: count,
   lastMismatchModel: name.nullable(),
+  /** Turns that named no model in a session pinned to one (absent in documents written before it: 0). */
+  turnsWithoutModel: count.default(0),
 };
 
 /** zod schema of an open work session as stored (strict). */
@@ -122,6 +125,7 @@ export function newSessionRecord(sessionId: string, role: string | null, model: 
     turnsWithoutUsage: 0,
     modelMismatches: 0,
     lastMismatchModel: null,
+    turnsWithoutModel: 0,
   };
 }
 
@@ -135,7 +139,7 @@ export interface WorkSessionTurn {
   toolCalls: number | null;
   /** The turn's usage, or `null` when unknown. */
   usage: Usage | null;
-  /** The model the turn ran on (`null`: the backend's default). */
+  /** The model the turn named (`null`: none, the backend's default ran). */
   model: string | null;
   /** The declared task, if any. */
   taskId: string | null;
@@ -152,7 +156,9 @@ export function usageTokens(usage: Usage | null): number | null {
 /**
  * Counts a turn in a session: its wall time is active, and so is the gap since the last activity
  * unless it is longer than `idleMs`; tool calls add to the counter and the checkpoint counter
- * (an unreported count is remembered as such, never added as 0); tokens add only when known.
+ * (an unreported count is remembered as such, never added as 0); tokens add only when known; the
+ * model is checked against the pin by {@link decideModelPin} (a turn naming none is counted in
+ * `turnsWithoutModel`, never as a mismatch).
  */
 export function withTurn(session: WorkSessionRecord, turn: WorkSessionTurn, idleMs: number): WorkSessionRecord {
   const wall = Math.max(0, turn.endedAt - turn.startedAt);
@@ -161,7 +167,8 @@ export function withTurn(session: WorkSessionRecord, turn: WorkSessionTurn, idle
   const tokens = usageTokens(turn.usage);
   const known = turn.taskId === null || session.taskIds.includes(turn.taskId);
   const roomForTask = session.taskIds.length < WORK_SESSION_MAX_TASK_IDS;
-  const mismatch = turn.model !== session.model;
+  const pin = decideModelPin(session.model, turn.model);
+  const mismatch = pin === "mismatch";
   return {
     ...session,
     activeMs: session.activeMs + wall + counted,
@@ -176,6 +183,23 @@ export function withTurn(session: WorkSessionRecord, turn: WorkSessionTurn, idle
     turnsWithoutUsage: session.turnsWithoutUsage + (tokens === null ? 1 : 0),
     modelMismatches: session.modelMismatches + (mismatch ? 1 : 0),
     lastMismatchModel: mismatch ? turn.model : session.lastMismatchModel,
+    turnsWithoutModel: session.turnsWithoutModel + (pin === "unknown" ? 1 : 0),
+  };
+}
+
+/**
+ * Counts activity at `at` outside a turn (the deprecated `createHygiene`'s `recordActivity`): the
+ * gap since the last activity is active unless it is longer than `idleMs`, and `toolCalls` add
+ * to the tool calls and the checkpoint counter. No turn is counted.
+ */
+export function withActivity(session: WorkSessionRecord, at: number, toolCalls: number, idleMs: number): WorkSessionRecord {
+  const gap = at - session.lastActivityAt;
+  return {
+    ...session,
+    activeMs: session.activeMs + (gap > 0 && gap <= idleMs ? gap : 0),
+    lastActivityAt: Math.max(session.lastActivityAt, at),
+    toolCalls: session.toolCalls + toolCalls,
+    checkpointCounter: session.checkpointCounter + toolCalls,
   };
 }
 

@@ -41,11 +41,11 @@ export interface WorkSessionView {
   lastActivityAt: number;
   /** Active minutes: turn wall time plus gaps up to the idle cutoff. */
   activeMinutes: number;
-  /** Tool calls the backends reported. */
+  /** Tool calls the backends reported (a lower bound when `turnsWithoutToolCalls` > 0). */
   toolCalls: number;
   /** Turns whose backend reported no tool calls (not counted as 0 in `toolCalls`: unknown). */
   turnsWithoutToolCalls: number;
-  /** Tool calls since the last checkpoint. */
+  /** Tool calls since the last checkpoint reset, as reported (unknown counts add nothing). */
   checkpointCounter: number;
   /** Checkpoints taken. */
   checkpoints: number;
@@ -57,8 +57,10 @@ export interface WorkSessionView {
   tokens: number | null;
   /** Turns whose usage was unknown (not in `tokens`). */
   turnsWithoutUsage: number;
-  /** Turns on a model other than the pinned one, and the last such model. */
+  /** Turns that named a model other than the pinned one, and the last such model. */
   modelMismatch: { turns: number; lastModel: string | null };
+  /** Turns that named no model in a session pinned to one: their model is unknown (not a mismatch, not a match). */
+  turnsWithoutModel: number;
 }
 
 /** The audit cadence of a mission. */
@@ -75,8 +77,12 @@ export interface WorkSessionAudit {
 
 /**
  * The work-session state of a mission and role, read from the store. With no open session,
- * `state` is `no_session` and `session` is `null`: there are no counters to show, and none is
- * passed off as 0.
+ * `state` is `no_session`, `session` is `null` and the counters are `null`: there are no counters
+ * to show, and none is passed off as 0.
+ *
+ * It is also what the capacity gate of `@keel/budget` reads as it is (its `CapacityStatus`:
+ * `state`, `toolCalls`, `turnsWithoutToolCalls`, `activeMinutes`), so
+ * `{ status: () => work.status(scope) }` is a gate's `sessions` port.
  */
 export interface WorkSessionStatus {
   /** The mission. */
@@ -87,6 +93,16 @@ export interface WorkSessionStatus {
   state: "open" | "no_session";
   /** The covering session, or `null`. */
   session: WorkSessionView | null;
+  /**
+   * The covering session's reported tool calls (`session.toolCalls`); `null` without one, or
+   * when the session has turns and none of their backends reported tool calls (unknown, not 0).
+   * With `turnsWithoutToolCalls` > 0 it is a lower bound.
+   */
+  toolCalls: number | null;
+  /** Turns of the covering session whose tool calls are unknown (`session.turnsWithoutToolCalls`), or `null` without one. */
+  turnsWithoutToolCalls: number | null;
+  /** The covering session's active minutes (`session.activeMinutes`), or `null` without one. */
+  activeMinutes: number | null;
   /** The limits in force. */
   limits: WorkSessionLimits;
   /** The limits the open session has reached (empty without one). */
@@ -116,6 +132,7 @@ export function viewOf(session: WorkSessionRecord | ClosedWorkSessionRecord): Wo
     tokens: session.turns === 0 ? 0 : session.tokens,
     turnsWithoutUsage: session.turnsWithoutUsage,
     modelMismatch: { turns: session.modelMismatches, lastModel: session.lastMismatchModel },
+    turnsWithoutModel: session.turnsWithoutModel,
   };
 }
 
@@ -129,10 +146,15 @@ export function auditOf(doc: WorkSessionsDoc | undefined, limits: WorkSessionLim
 export function statusOf(doc: WorkSessionsDoc | undefined, missionId: string, role: string | null, limits: WorkSessionLimits): WorkSessionStatus {
   const session = sessionForRole(doc, role);
   const audit = auditOf(doc, limits);
-  if (!session) return { missionId, role, state: "no_session", session: null, limits, exceeded: [], audit };
+  if (!session) {
+    return { missionId, role, state: "no_session", session: null, toolCalls: null, turnsWithoutToolCalls: null, activeMinutes: null, limits, exceeded: [], audit };
+  }
   const view = viewOf(session);
   const exceeded: WorkSessionLimitName[] = [];
   if (view.toolCalls >= limits.maxToolCalls) exceeded.push("maxToolCalls");
   if (view.activeMinutes >= limits.maxActiveMinutes) exceeded.push("maxActiveMinutes");
-  return { missionId, role, state: "open", session: view, limits, exceeded, audit };
+  // Every turn's count unknown: the session's count is unknown, not the 0 the reported ones add up to.
+  const toolCalls = view.turns > 0 && view.turnsWithoutToolCalls === view.turns ? null : view.toolCalls;
+  const { turnsWithoutToolCalls, activeMinutes } = view;
+  return { missionId, role, state: "open", session: view, toolCalls, turnsWithoutToolCalls, activeMinutes, limits, exceeded, audit };
 }

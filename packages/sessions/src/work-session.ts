@@ -9,26 +9,24 @@ import {
   validateOrThrow,
   type Clock,
   type EventBus,
-  type JsonValue,
   type Usage,
 } from "@keel/core";
 import type { KeelStore } from "@keel/store";
-import { updateDoc } from "@keel/store/kit";
+import { keelStoreSchema } from "@keel/store/kit";
 import { errAsync, okAsync, type ResultAsync } from "neverthrow";
 import { z } from "zod";
 import { writeHandoffRecord, type Handoff, type HandoffRecord } from "./handoff.js";
+import { decideModelPin, type ModelPinCheck } from "./work-session-model.js";
 import { workSessionMetrics, type WorkSessionMetrics, type WorkSessionSlice, type WorkSessionWindow } from "./work-session-metrics.js";
+import { noWorkSession, workSessionsDocs } from "./internal/work-session-doc.js";
 import {
-  emptyWorkSessionsDoc,
   newSessionRecord,
   openSessionOf,
-  parseWorkSessionsDoc,
   sessionForRole,
   usageTokens,
   withClosedSession,
   withOpenSession,
   withTurn,
-  workSessionKey,
   type WorkSessionsDoc,
 } from "./work-session-record.js";
 import { DEFAULT_WORK_SESSION_LIMITS, statusOf, viewOf, type WorkSessionLimits, type WorkSessionStatus, type WorkSessionView } from "./work-session-status.js";
@@ -51,7 +49,10 @@ export interface OpenWorkSessionInput {
   missionId: string;
   /** The role (a safe name); left out, the session covers every role of the mission. */
   role?: string | null;
-  /** The model the session is pinned to (`null`: the backend's default); a turn on another model is a mismatch. */
+  /**
+   * The model the session is pinned to (`null`: the backend's default). A turn that names another
+   * model is a mismatch; one that names none is "model unknown", never a mismatch (`decideModelPin`).
+   */
   model: string | null;
 }
 
@@ -77,7 +78,7 @@ export interface RecordTurnInput {
   toolCalls: number | null;
   /** The turn's usage, `null` when unknown. */
   usage: Usage | null;
-  /** The model the turn ran on. */
+  /** The model the turn named, or `null` when it named none (the backend's default ran: unknown to Keel). */
   model: string | null;
   /** The declared task, if any. */
   taskId?: string | null;
@@ -87,8 +88,13 @@ export interface RecordTurnInput {
 export interface RecordedTurn {
   /** The session it was counted in, or `null` when none was open (the turn's usage is still in `work.session.turn`). */
   sessionId: string | null;
-  /** True when the turn ran on a model other than the session's pinned one. */
+  /** True when the turn named a model other than the session's pinned one (`modelPin === "mismatch"`). */
   modelMismatch: boolean;
+  /**
+   * The turn's model against the session's pin (`decideModelPin`): `match`, `mismatch`, or
+   * `unknown` when the turn named no model in a session pinned to one; `null` without a session.
+   */
+  modelPin: ModelPinCheck | null;
   /** The status after the turn. */
   status: WorkSessionStatus;
 }
@@ -127,11 +133,22 @@ export interface WorkSessions {
    * off without one. A failed handoff leaves the counter as it was.
    */
   checkpoint(input: { missionId: string; role: string; handoff: Handoff }): ResultAsync<WorkSessionCheckpoint, KeelError>;
+  /**
+   * Sets the checkpoint counter of the session covering the role (its own, else the mission-wide
+   * one) to 0, and does nothing else: no handoff is written and `checkpoints` does not move.
+   * Emits `work.session.checkpoint_counter_reset`. `no_session` (nothing written) when none is open;
+   * `invalid_input` for a bad scope.
+   */
+  resetCheckpointCounter(input: { missionId: string; role: string }): ResultAsync<WorkSessionStatus, KeelError>;
   /** Writes a handoff whatever the hygiene state (above all past a limit); resets nothing. */
   writeHandoff(input: { missionId: string; role: string; handoff: Handoff }): ResultAsync<HandoffRecord, KeelError>;
   /** Records an audit of the mission: the audit cadence starts again. */
   recordAudit(input: { missionId: string; note?: string | null }): ResultAsync<WorkSessionStatus, KeelError>;
-  /** "This session" (`{ session: "current" }`) or the last N sessions (`{ lastSessions: N }`); see {@link workSessionMetrics}. */
+  /**
+   * "This session" (`{ session: "current" }`) or the last N sessions (`{ lastSessions: N }`), each
+   * over its own window. "This session" with none open is `no_session`, never an all-time figure;
+   * a window over a mission that never had a session is `no_session` too.
+   */
   metrics(input: WorkSessionScope & { slice: WorkSessionSlice }): ResultAsync<WorkSessionMetrics | WorkSessionWindow, KeelError>;
 }
 
@@ -143,7 +160,7 @@ const LimitsSchema = z.strictObject({
 });
 
 const OptionsSchema = z.strictObject({
-  store: z.custom<KeelStore>((value) => typeof (value as KeelStore | undefined)?.docs?.get === "function", "store must be a KeelStore"),
+  store: keelStoreSchema(["docs"]),
   events: z.custom<EventBus>((value) => typeof (value as EventBus | undefined)?.emit === "function", "events must be an EventBus").optional(),
   clock: z.custom<Clock>((value) => typeof (value as Clock | undefined)?.now === "function", "clock must have now()").optional(),
   limits: LimitsSchema.optional(),
@@ -165,6 +182,7 @@ const TurnSchema = z.strictObject({
   taskId: z.string().min(1).max(256).nullable().optional(),
 });
 const RoleScopeSchema = z.strictObject({ missionId: SafeNameSchema.transform(String), role: SafeNameSchema.transform(String), handoff: z.unknown() });
+const CounterScopeSchema = z.strictObject({ missionId: SafeNameSchema.transform(String), role: SafeNameSchema.transform(String) });
 const AuditSchema = z.strictObject({ missionId: SafeNameSchema.transform(String), note: z.string().max(4096).nullable().optional() });
 const SliceSchema = z.union([z.strictObject({ session: z.literal("current") }), z.strictObject({ lastSessions: z.number().int().positive().max(100) })]);
 const MetricsSchema = z.strictObject({ missionId: SafeNameSchema.transform(String), role, slice: SliceSchema });
@@ -192,34 +210,28 @@ export function createWorkSessions(options: WorkSessionsOptions): WorkSessions {
   const limits: WorkSessionLimits = { ...DEFAULT_WORK_SESSION_LIMITS, ...(definedOnly(parsed.limits ?? {}) as Partial<WorkSessionLimits>) };
   const idleMs = limits.idleMinutes * 60_000;
 
-  const read = (missionId: string): ResultAsync<WorkSessionsDoc | undefined, KeelError> =>
-    store.docs.get(workSessionKey(missionId)).andThen((doc) => {
-      const value = parseWorkSessionsDoc(doc, missionId);
-      return value.isOk() ? okAsync(value.value) : errAsync(value.error);
-    });
-  /** CAS read-modify-write; `change` returns the next document, `undefined` (nothing to write) or an error. */
-  const mutate = (missionId: string, change: (current: WorkSessionsDoc, now: number) => WorkSessionsDoc | undefined | KeelError) =>
-    updateDoc<JsonValue>(store.docs, workSessionKey(missionId), (doc) => {
-      const current = parseWorkSessionsDoc(doc, missionId);
-      if (current.isErr()) return errAsync(current.error);
-      const next = change(current.value ?? emptyWorkSessionsDoc(missionId), clock.now());
-      if (next instanceof KeelError) return errAsync(next);
-      return okAsync(next as unknown as JsonValue | undefined);
-    }).map((doc) => (doc ? parseWorkSessionsDoc(doc, missionId).unwrapOr(undefined) : undefined));
-
-  const noSession = (missionId: string, scopeRole: string | null, what: string) =>
-    new KeelError(
-      "no_session",
-      `${scopeRole === null ? `mission "${missionId}"` : `role "${scopeRole}" of mission "${missionId}"`} has no open work session: ` +
-        `call keel.openWorkSession({ missionId: "${missionId}", model }) first, then ${what} again`,
-      { details: { missionId, role: scopeRole, recovery: "openWorkSession" } },
-    );
+  const { read, mutate } = workSessionsDocs(store, clock);
   const fail = (error: KeelError) => errAsync<never, KeelError>(error);
   const emitAuditDue = (doc: WorkSessionsDoc | undefined, missionId: string) => {
     const status = statusOf(doc, missionId, null, limits);
     if (status.audit.due) {
       events.emit({ type: "work.session.audit_due", missionId, closedSinceAudit: status.audit.closedSinceAudit, every: limits.auditEvery, lastAuditAt: status.audit.lastAuditAt });
     }
+  };
+
+  /**
+   * The one reset of the checkpoint counter, shared by `checkpoint` (after its handoff, counting
+   * a checkpoint) and `resetCheckpointCounter`: the session covering `role` (or exactly
+   * `sessionId` when given: the one a checkpoint wrote its handoff for) gets its counter set to 0.
+   */
+  const resetCounter = (missionId: string, counterRole: string, sessionId: string | null, what: string, countCheckpoint: boolean) => {
+    let reset: { sessionId: string; previous: number } | undefined;
+    return mutate(missionId, (current) => {
+      const open = sessionId === null ? sessionForRole(current, counterRole) : current.open.find((entry) => entry.sessionId === sessionId);
+      if (!open) return noWorkSession(missionId, counterRole, what);
+      reset = { sessionId: open.sessionId, previous: open.checkpointCounter };
+      return withOpenSession(current, { ...open, checkpointCounter: 0, checkpoints: open.checkpoints + (countCheckpoint ? 1 : 0) });
+    }).map((doc) => ({ doc, sessionId: reset!.sessionId, previous: reset!.previous }));
   };
 
   return {
@@ -256,7 +268,7 @@ export function createWorkSessions(options: WorkSessionsOptions): WorkSessions {
       let closed: WorkSessionView | undefined;
       return mutate(missionId, (current, now) => {
         const open = openSessionOf(current, scopeRole);
-        if (!open) return noSession(missionId, scopeRole, "close it");
+        if (!open) return noWorkSession(missionId, scopeRole, "close it");
         const next = withClosedSession(current, open, now);
         closed = viewOf(next.closed.at(-1)!);
         return next;
@@ -271,7 +283,9 @@ export function createWorkSessions(options: WorkSessionsOptions): WorkSessions {
           turns: session.turns,
           tasks: session.tasks,
           tokens: session.tokens,
-          toolCalls: session.toolCalls,
+          // Every turn's count unknown: unknown, not 0.
+          toolCalls: session.turns > 0 && session.turnsWithoutToolCalls === session.turns ? null : session.toolCalls,
+          turnsWithoutToolCalls: session.turnsWithoutToolCalls,
           activeMinutes: session.activeMinutes,
           openedAt: session.openedAt,
           closedAt: session.closedAt!,
@@ -298,7 +312,8 @@ export function createWorkSessions(options: WorkSessionsOptions): WorkSessions {
         return withOpenSession(current, withTurn(session, { ...turn, taskId: turn.taskId ?? null }, idleMs));
       }).map((doc): RecordedTurn => {
         const sessionId = counted?.sessionId ?? null;
-        const mismatch = counted !== undefined && counted.pinned !== turn.model;
+        const modelPin = counted === undefined ? null : decideModelPin(counted.pinned, turn.model);
+        const mismatch = modelPin === "mismatch";
         events.emit({
           type: "work.session.turn",
           missionId: turn.missionId,
@@ -308,13 +323,14 @@ export function createWorkSessions(options: WorkSessionsOptions): WorkSessions {
           usage: turn.usage,
           tokens: usageTokens(turn.usage),
           toolCalls: turn.toolCalls,
+          modelPin,
           wallMs: Math.max(0, turn.endedAt - turn.startedAt),
           taskId: turn.taskId ?? null,
         });
         if (mismatch) {
           events.emit({ type: "work.session.model_mismatch", missionId: turn.missionId, role: turn.role, sessionId: sessionId!, expected: counted!.pinned, actual: turn.model });
         }
-        return { sessionId, modelMismatch: mismatch, status: statusOf(doc, turn.missionId, turn.role, limits) };
+        return { sessionId, modelMismatch: mismatch, modelPin, status: statusOf(doc, turn.missionId, turn.role, limits) };
       });
     },
     checkpoint(input) {
@@ -323,18 +339,23 @@ export function createWorkSessions(options: WorkSessionsOptions): WorkSessions {
       const { missionId, role: handoffRole } = checked.value;
       return read(missionId).andThen((doc) => {
         const session = sessionForRole(doc, handoffRole);
-        if (!session) return fail(noSession(missionId, handoffRole, "checkpoint"));
+        if (!session) return fail(noWorkSession(missionId, handoffRole, "checkpoint"));
         // First the handoff, then the counter: a failed handoff leaves the counter as it was.
         return writeHandoffRecord(store.docs, clock, missionId, handoffRole, checked.value.handoff).andThen((handoff) =>
-          mutate(missionId, (current) => {
-            const open = current.open.find((entry) => entry.sessionId === session.sessionId);
-            if (!open) return noSession(missionId, handoffRole, "checkpoint");
-            return withOpenSession(current, { ...open, checkpointCounter: 0, checkpoints: open.checkpoints + 1 });
-          }).map((after) => {
+          resetCounter(missionId, handoffRole, session.sessionId, "checkpoint", true).map(({ doc: after }) => {
             events.emit({ type: "work.session.checkpoint", missionId, role: handoffRole, sessionId: session.sessionId, handoffRevision: handoff.revision });
             return { handoff, status: statusOf(after, missionId, handoffRole, limits) };
           }),
         );
+      });
+    },
+    resetCheckpointCounter(input) {
+      const checked = validate(CounterScopeSchema, input, "resetCheckpointCounter input");
+      if (checked.isErr()) return fail(checked.error);
+      const { missionId, role: counterRole } = checked.value;
+      return resetCounter(missionId, counterRole, null, "reset the checkpoint counter", false).map(({ doc, sessionId, previous }) => {
+        events.emit({ type: "work.session.checkpoint_counter_reset", missionId, role: counterRole, sessionId, previous });
+        return statusOf(doc, missionId, counterRole, limits);
       });
     },
     writeHandoff(input) {

@@ -1,6 +1,6 @@
-import { KeelError, toKeelError, validateFast } from "@keel/core";
+import { KeelError, toKeelError, validate } from "@keel/core";
 import { ResultAsync, err, type Result } from "neverthrow";
-import { TurnOutcomeSchema, isPlainTurnOutcome, type Execute, type TurnOutcome, type TurnPlan } from "../turn-types.js";
+import { TurnOutcomeSchema, type Execute, type TurnOutcome, type TurnPlan } from "../turn-types.js";
 
 function isResult(value: unknown): value is { isOk(): boolean; isErr(): boolean; value?: unknown; error?: unknown } {
   return typeof value === "object" && value !== null && typeof (value as { isOk?: unknown }).isOk === "function";
@@ -31,7 +31,5 @@ async function call(execute: Execute, plan: TurnPlan): Promise<Result<TurnOutcom
   if (returned.isErr()) return err(toKeelError(returned.error, "backend_failed", "the execute function failed"));
   // The host's own object goes back unchanged; validation only guards what Keel reads from it.
   const outcome = returned.value;
-  return validateFast(TurnOutcomeSchema, outcome, "turn outcome from execute", (value) => (isPlainTurnOutcome(value) ? value : undefined)).map(
-    () => outcome as TurnOutcome,
-  );
+  return validate(TurnOutcomeSchema, outcome, "turn outcome from execute").map(() => outcome as TurnOutcome);
 }

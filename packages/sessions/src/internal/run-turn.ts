@@ -1,4 +1,4 @@
-import { KeelError, validateFast } from "@keel/core";
+import { KeelError } from "@keel/core";
 import type { Doc, Fence } from "@keel/store";
 import { ResultAsync, err, errAsync, ok, type Result } from "neverthrow";
 import type { Capsule } from "../capsule-schema.js";
@@ -7,7 +7,7 @@ import { parseCheckpoint, writeRoleItems } from "../mission-checkpoint.js";
 import { decideSessionAction, type TurnConditions } from "../session-decision.js";
 import { capsuleKey, checkpointKey, keyText, roleLeaseName } from "../session-keys.js";
 import { resolvePolicy } from "../session-policy.js";
-import { TurnRequestSchema, acceptTurnRequest, type Execute, type TurnOutcome, type TurnPlan, type TurnResult } from "../turn-types.js";
+import type { Execute, RoleSessionTurnRequest, RoleSessionTurnResult, TurnOutcome, TurnPlan } from "../turn-types.js";
 import { observedInputTokens, parseCapsuleValue, replaceCapsule, writeCapsule } from "./capsule-io.js";
 import { callExecute } from "./execute-call.js";
 import { createWarningSink, type TurnContext, type WarningSink } from "./turn-context.js";
@@ -21,14 +21,14 @@ interface Turn {
   startedAt: number;
 }
 
-/** Runs one role turn: validate, then the `fresh` path (no store I/O) or the stateful path under the role's lease. */
-export function runTurn(context: TurnContext, request: unknown, execute: Execute): ResultAsync<TurnResult, KeelError> {
-  const parsed = validateFast(TurnRequestSchema, request, "turn request", acceptTurnRequest);
-  if (parsed.isErr()) return errAsync(parsed.error);
+/**
+ * Runs one role turn of a request validated at the entry point (`createRoleSessions`): the
+ * `fresh` path (no store I/O) or the stateful path under the role's lease.
+ */
+export function runTurn(context: TurnContext, value: RoleSessionTurnRequest, execute: Execute): ResultAsync<RoleSessionTurnResult, KeelError> {
   if (typeof execute !== "function") {
     return errAsync(new KeelError("invalid_input", "execute must be a function (plan) => Result of a turn outcome", { details: {} }));
   }
-  const value = parsed.value;
   const turn: Turn = {
     missionId: value.missionId,
     role: value.role,
@@ -69,7 +69,7 @@ function planTurn(context: TurnContext, turn: Turn, capsule: Capsule | null, num
 }
 
 /** The `fresh` policy: no capsule is read or written; the turn number is kept in this process only. */
-function runFreshTurn(context: TurnContext, turn: Turn, execute: Execute): ResultAsync<TurnResult, KeelError> {
+function runFreshTurn(context: TurnContext, turn: Turn, execute: Execute): ResultAsync<RoleSessionTurnResult, KeelError> {
   const number = (context.freshTurns.get(turn.capsulePath) ?? 0) + 1;
   const plan = planTurn(context, turn, null, number);
   return callExecute(execute, plan).map((outcome) => {
@@ -168,11 +168,11 @@ async function readCheckpointVersion(context: TurnContext, missionId: string): P
 }
 
 /** Plans, executes (retrying once fresh after a resume failure), saves, and reports one turn under the role's lease. */
-function runStatefulTurn(context: TurnContext, turn: Turn, execute: Execute, fence: Fence): ResultAsync<TurnResult, KeelError> {
+function runStatefulTurn(context: TurnContext, turn: Turn, execute: Execute, fence: Fence): ResultAsync<RoleSessionTurnResult, KeelError> {
   return new ResultAsync(statefulTurn(context, turn, execute, fence));
 }
 
-async function statefulTurn(context: TurnContext, turn: Turn, execute: Execute, fence: Fence): Promise<Result<TurnResult, KeelError>> {
+async function statefulTurn(context: TurnContext, turn: Turn, execute: Execute, fence: Fence): Promise<Result<RoleSessionTurnResult, KeelError>> {
   const sink = createWarningSink(context, turn.missionId, turn.role);
   const reads = await readState(context, turn, sink);
   const plan = planTurn(context, turn, reads.capsule, (reads.capsule?.counters.totalTurns ?? 0) + 1);

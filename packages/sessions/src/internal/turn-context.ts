@@ -1,8 +1,8 @@
 import type { Clock, EventBus, KeelError } from "@keel/core";
 import type { KeelStore } from "@keel/store";
+import type { LeaseKeeper } from "@keel/store/kit";
 import type { Capsule } from "../capsule-schema.js";
 import type { DocMemo } from "./doc-memo.js";
-import type { LeaseKeeper } from "./role-lease.js";
 import type { SessionLimits, SessionPolicy } from "../session-policy.js";
 import type { SessionWarning, WarningTarget } from "../turn-types.js";
 

@@ -1,5 +1,5 @@
 import { createEventBus, type KeelEvent } from "@keel/core";
-import { createHygiene, createRoleSessions, policyFromEnv, type Execute } from "@keel/sessions";
+import { createRoleSessions, createWorkSessions, policyFromEnv, type Execute } from "@keel/sessions";
 import { createMemoryStore } from "@keel/store";
 import { okAsync } from "neverthrow";
 import { describe, expect, it } from "vitest";
@@ -35,13 +35,16 @@ describe("the README examples", () => {
     await sessions.close();
     expect(seen.map((event) => event.type)).toEqual(["role.session.turn", "role.session.turn"]);
 
-    const hygiene = createHygiene({ store, missionId: "m1", role: "engineer" });
-    await hygiene.open();
-    await hygiene.recordToolCalls(3);
-    expect(hygiene.status()).toMatchObject({ state: "open", toolCalls: 3, checkpointCounter: 3 });
-    expect(hygiene.status().activeMinutes).toBeLessThan(1);
-    (await hygiene.checkpoint({ done: ["parser"], inFlight: [], nextSteps: ["tests"], warnings: [] }))._unsafeUnwrap();
-    await hygiene.close();
-    expect(hygiene.status().state).toBe("no_session");
+    const work = createWorkSessions({ store });
+    const scope = { missionId: "m1", role: "engineer" };
+    await work.open({ ...scope, model: null });
+    const startedAt = Date.now();
+    await work.recordTurn({ ...scope, startedAt, endedAt: startedAt + 6_000, toolCalls: 3, usage: null, model: null });
+    const status = (await work.status(scope))._unsafeUnwrap();
+    expect(status).toMatchObject({ state: "open", toolCalls: 3, session: { checkpointCounter: 3 }, exceeded: [] });
+    expect(status.activeMinutes).toBeCloseTo(0.1);
+    (await work.checkpoint({ ...scope, handoff: { done: ["parser"], inFlight: [], nextSteps: ["tests"], warnings: [] } }))._unsafeUnwrap();
+    const closed = (await work.close(scope))._unsafeUnwrap();
+    expect(closed.status).toMatchObject({ state: "no_session", session: null, toolCalls: null });
   });
 });

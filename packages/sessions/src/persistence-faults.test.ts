@@ -1,11 +1,11 @@
 import { createEventBus, type RoleSessionWarningEvent } from "@keel/core";
-import { createRoleSessions, type Execute, type TurnOutcome, type TurnRequest } from "@keel/sessions";
+import { createRoleSessions, type Execute, type TurnOutcome, type RoleSessionTurnRequest } from "@keel/sessions";
 import { createMemoryStore } from "@keel/store";
 import { createFaultyStore, type FaultyStore } from "@keel/testkit";
 import { ResultAsync, okAsync } from "neverthrow";
 import { describe, expect, it } from "vitest";
 
-const request: TurnRequest = { missionId: "m1", role: "engineer", backend: { id: "codex", resumable: true }, model: null, branch: "main", objectiveRevision: 1 };
+const request: RoleSessionTurnRequest = { missionId: "m1", role: "engineer", backend: { id: "codex", resumable: true }, model: null, branch: "main", objectiveRevision: 1 };
 const capsuleKey = ["missions", "m1", "role-sessions", "engineer"];
 const checkpointKey = ["missions", "m1", "checkpoint"];
 
