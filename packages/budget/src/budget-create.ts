@@ -8,6 +8,7 @@ import {
   type EventBus,
 } from "@keel/core";
 import type { KeelStore } from "@keel/store";
+import { isKeelStore, keelStoreSchema } from "@keel/store/kit";
 import { z } from "zod";
 import { LimitsSchema, type Limits } from "./budget-dimensions.js";
 import { createScopeHandle, type BudgetScope } from "./budget-scope.js";
@@ -67,18 +68,12 @@ export interface Budget {
 }
 
 const isClock = (value: unknown) => typeof (value as Clock | undefined)?.now === "function";
-const isDocStore = (value: unknown) =>
-  typeof (value as { docs?: { get?: unknown; put?: unknown } } | undefined)?.docs?.get === "function" &&
-  typeof (value as { docs: { put?: unknown } }).docs.put === "function";
-const isLogStore = (value: unknown) =>
-  typeof (value as { logs?: { append?: unknown; read?: unknown } } | undefined)?.logs?.append === "function" &&
-  typeof (value as { logs: { read?: unknown } }).logs.read === "function";
 const isEventBus = (value: unknown) => typeof (value as EventBus | undefined)?.emit === "function";
 
 const PercentsSchema = z.array(z.number().int().min(1).max(100)).max(10);
 
 const BudgetOptionsSchema = z.strictObject({
-  store: z.custom<Pick<KeelStore, "docs">>(isDocStore, "store must be a KeelStore (with docs.get and docs.put)"),
+  store: keelStoreSchema(["docs"]),
   clock: z.custom<Clock>(isClock, "clock must have now()").optional(),
   events: z.custom<EventBus>(isEventBus, "events must be an EventBus (with emit)").optional(),
   warnAtPercent: PercentsSchema.optional(),
@@ -115,12 +110,13 @@ export function createBudget(options: BudgetOptions): Budget {
   const clock = valid.clock ?? systemClock;
   const context: BudgetContext = {
     docs: valid.store.docs,
-    logs: isLogStore(valid.store) ? (valid.store as unknown as Pick<KeelStore, "logs">).logs : undefined,
+    logs: isKeelStore(valid.store, ["logs"]) ? valid.store.logs : undefined,
     bufferedCloses: () => (valid.store as Partial<Pick<KeelStore, "capabilities">>).capabilities?.bufferedAppends === true,
     clock,
     events: createLedgerEvents(valid.events, () => clock.now()),
     prefix: valid.keyPrefix ?? ["budget"],
     warnAtPercent: uniqueSorted(valid.warnAtPercent ?? [80]),
+    known: new Map(),
   };
   const resolvedOf = new WeakMap<BudgetScope, ResolvedScope>();
   return Object.freeze({

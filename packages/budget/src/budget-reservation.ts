@@ -4,10 +4,10 @@ import { z } from "zod";
 import { AmountSchema, type Totals } from "./budget-dimensions.js";
 import { snapshotOf, type SettledSnapshot } from "./budget-snapshot.js";
 import type { ResolvedScope } from "./internal/budget-context.js";
-import { decideClose, type CloseDecision } from "./internal/ledger-rules.js";
-import { own, type ClosedOutcome, type OpenReservation } from "./internal/ledger-schema.js";
+import { decideClose, decideFold, type ActualAmounts, type CloseDecision } from "./internal/ledger-rules.js";
+import { own, type ClosedOutcome, type Ledger, type OpenReservation } from "./internal/ledger-schema.js";
 import { appendClose, findClose } from "./internal/ledger-log.js";
-import { changeLedger, loadLedger } from "./internal/ledger-store.js";
+import { changeLedger, loadLedger, rememberLedger } from "./internal/ledger-store.js";
 
 /**
  * Actual amounts reported at settlement. A dimension left out (or `null`) is unknown and is
@@ -104,6 +104,7 @@ export function closeReservation(
       return ok({ next: decision.kind === "closed" ? decision.ledger : undefined, outcome: decision });
     },
     (ledger, decision) => decision.kind === "closed" && !!ledger && !own(ledger.open, id) && ledger.closed.some((entry) => entry.id === id && entry.outcome === outcome),
+    { logs: undefined, known: context.known },
   ).andThen((decision) => {
     if (decision.kind !== "closed") return errAsync(closeRefusal(owner, id, decision));
     context.events.settled(decision.reservation.scope, id, decision.settlement);
@@ -112,7 +113,61 @@ export function closeReservation(
   });
 }
 
+/**
+ * Closes by one append to the close log. When this budget knows the ledger (it wrote it last)
+ * and the reservation is open in it, the ledger is neither read from the log, validated nor
+ * folded again: one read of the document checks that it is still at the known version (a write
+ * since, by any process, sends the close to {@link closeFromRead}). The append itself is the
+ * condition on the log: another close of the reservation makes it `conflict` (then the close is
+ * decided again from a fresh read), and the seq it lands at tells whether other closes came
+ * since the known ledger (then the returned snapshot is read fresh, and the known ledger dropped).
+ */
 function closeByLog(
+  owner: ResolvedScope,
+  logs: NonNullable<ResolvedScope["context"]["logs"]>,
+  id: string,
+  outcome: ClosedOutcome,
+  actual: SettleAmounts,
+  at: number,
+): ResultAsync<SettledSnapshot, KeelError> {
+  const { context } = owner;
+  const location = owner.key.join("/");
+  const known = context.known.get(location);
+  if (!known || !own(known.view.open, id)) return closeFromRead(owner, logs, id, outcome, actual, at);
+  const forget = () => context.known.get(location) === known && context.known.delete(location);
+  return context.docs.get(owner.key).andThen((doc): ResultAsync<SettledSnapshot, KeelError> => {
+    const decision = decideClose(known.view, { reservationId: id, outcome, actual, at });
+    if (!doc || doc.version !== known.doc.version || doc.recovered || decision.kind !== "closed") {
+      forget();
+      return closeFromRead(owner, logs, id, outcome, actual, at);
+    }
+    return appendClose(logs, owner.key, id, { outcome, actual, at }, context.bufferedCloses()).andThen((appended) => {
+      if (appended.kind === "taken") {
+        forget();
+        return closeFromRead(owner, logs, id, outcome, actual, at);
+      }
+      context.events.settled(decision.reservation.scope, id, decision.settlement);
+      const settled = (ledger: Ledger | undefined) => ({ ...snapshotOf(ledger, owner.root, owner.chain), settlement: decision.settlement });
+      if (appended.seq !== known.logSeq + 1) {
+        // Other closes came between (or a retry found this one there): the known view misses them.
+        forget();
+        // The close is in: a failed read only costs the snapshot its freshness, never the settle.
+        return loadLedger(context.docs, logs, owner.key)
+          .orElse(() => okAsync<Ledger | undefined, KeelError>(decision.ledger))
+          .map(settled);
+      }
+      if (context.known.get(location) === known) {
+        const close = { id, seq: appended.seq, outcome, actual: actual as ActualAmounts, at };
+        const view = decideFold(known.view, [close]).ledger!;
+        rememberLedger(context.known, location, { ...known, closes: [...known.closes, close], view, logSeq: appended.seq });
+      }
+      return okAsync(settled(decision.ledger));
+    });
+  });
+}
+
+/** Closes by one append to the close log, decided on the ledger as read now (every close log folded in). */
+function closeFromRead(
   owner: ResolvedScope,
   logs: NonNullable<ResolvedScope["context"]["logs"]>,
   id: string,

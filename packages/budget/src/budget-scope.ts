@@ -17,9 +17,9 @@ import {
   type ReserveDecision,
   type ThresholdCrossed,
 } from "./internal/ledger-rules.js";
-import { own, type Ledger } from "./internal/ledger-schema.js";
+import { own, type Ledger, type OpenReservation } from "./internal/ledger-schema.js";
 import { appendClose, findClose } from "./internal/ledger-log.js";
-import { changeLedger, loadLedger } from "./internal/ledger-store.js";
+import { changeLedger, loadLedger, type ChangeOptions } from "./internal/ledger-store.js";
 
 /** An open reservation as listed by {@link BudgetScope.openReservations}. */
 export interface ReservationInfo {
@@ -103,9 +103,10 @@ function load(resolved: ResolvedScope): ResultAsync<Ledger | undefined, KeelErro
   return loadLedger(resolved.context.docs, resolved.context.logs, resolved.key);
 }
 
-/** The fold options of `resolved`'s ledger: its close log, and thresholds reported as events. */
-function foldOf(resolved: ResolvedScope) {
-  return { logs: resolved.context.logs, onThresholds: (crossed: readonly ThresholdCrossed[]) => resolved.context.events.thresholds(crossed) };
+/** How `resolved`'s ledger is changed: its close log folded in, thresholds reported as events, the budget's known ledgers. */
+function foldOf(resolved: ResolvedScope): ChangeOptions {
+  const { context } = resolved;
+  return { logs: context.logs, onThresholds: (crossed: readonly ThresholdCrossed[]) => context.events.thresholds(crossed), known: context.known };
 }
 
 function reserve(resolved: ResolvedScope, amounts: ReserveAmounts): ResultAsync<Reservation, KeelError> {
@@ -148,14 +149,12 @@ function budgetExceeded(scope: string, refusal: Refusal): KeelError {
 
 function listOpen(resolved: ResolvedScope, ledger: Ledger | undefined, cutoff: number): ReservationInfo[] {
   const now = resolved.context.clock.now();
-  return staleReservations(ledger, resolved.chain[0]!.id, cutoff).map(([id, open]) => ({
-    id,
-    scope: open.scope,
-    chain: [...open.chain],
-    amounts: { ...open.amounts },
-    reservedAt: open.at,
-    ageMs: now - open.at,
-  }));
+  return staleReservations(ledger, resolved.chain[0]!.id, cutoff).map(([id, open]) => reservationInfo(id, open, now));
+}
+
+/** The listing of an open reservation `id`, its age taken at `now`. */
+function reservationInfo(id: string, open: OpenReservation, now: number): ReservationInfo {
+  return { id, scope: open.scope, chain: [...open.chain], amounts: { ...open.amounts }, reservedAt: open.at, ageMs: now - open.at };
 }
 
 function findReservation(resolved: ResolvedScope, id: string): ResultAsync<Reservation, KeelError> {
@@ -191,17 +190,11 @@ function expireStale(resolved: ResolvedScope, olderThanMs: number): ResultAsync<
       return ok({ next: decision?.ledger, outcome: { decision, ledger } });
     },
     (ledger, outcome) => !!ledger && (outcome.decision?.expired ?? []).every((expired) => !own(ledger.open, expired.id)),
+    { logs: undefined, known: context.known },
   ).map(({ decision, ledger }) => {
     for (const expired of decision?.expired ?? []) context.events.settled(expired.reservation.scope, expired.id, expired.settlement);
     context.events.thresholds(decision?.thresholds ?? []);
-    const expired = (decision?.expired ?? []).map(({ id, reservation }) => ({
-      id,
-      scope: reservation.scope,
-      chain: [...reservation.chain],
-      amounts: { ...reservation.amounts },
-      reservedAt: reservation.at,
-      ageMs: at - reservation.at,
-    }));
+    const expired = (decision?.expired ?? []).map(({ id, reservation }) => reservationInfo(id, reservation, at));
     return { expired, snapshot: snapshotOf(decision?.ledger ?? ledger, resolved.root, resolved.chain) };
   });
 }
@@ -230,14 +223,7 @@ function expireByLog(resolved: ResolvedScope, logs: LogStore, cutoff: number, at
     return chain.andThen(folded).map((ledger) => {
       for (const entry of expired) context.events.settled(entry.reservation.scope, entry.id, entry.settlement);
       return {
-        expired: expired.map(({ id, reservation }) => ({
-          id,
-          scope: reservation.scope,
-          chain: [...reservation.chain],
-          amounts: { ...reservation.amounts },
-          reservedAt: reservation.at,
-          ageMs: at - reservation.at,
-        })),
+        expired: expired.map(({ id, reservation }) => reservationInfo(id, reservation, at)),
         snapshot: snapshotOf(ledger, resolved.root, resolved.chain),
       };
     });

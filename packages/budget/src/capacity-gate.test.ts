@@ -42,6 +42,19 @@ describe("createCapacityGate", () => {
     expect(refused.details["recovery"]).toBeTruthy();
   });
 
+  it("never counts unknown tool calls as 0: remaining tool calls are unknown, reported ones still bind, minutes decide", async () => {
+    const unknown = createCapacityGate({ sessions: source({ toolCalls: null, turnsWithoutToolCalls: 4, activeMinutes: 100 }) });
+    expect((await unknown.admit({ taskId: "t1", budget: {} }))._unsafeUnwrap().remaining).toEqual({ toolCalls: null, activeMinutes: 80 });
+    const partial = createCapacityGate({ sessions: source({ toolCalls: 120, turnsWithoutToolCalls: 1, activeMinutes: 10 }) });
+    expect((await partial.remaining())._unsafeUnwrap()).toEqual({ toolCalls: null, activeMinutes: 170 });
+    // A lower bound that reaches the limit has reached it.
+    const reached = createCapacityGate({ sessions: source({ toolCalls: 200, turnsWithoutToolCalls: 2, activeMinutes: 10 }) });
+    expect((await reached.admit({ taskId: "t1", budget: {} }))._unsafeUnwrapErr().details).toMatchObject({ limit: "maxToolCalls", current: 200 });
+    // With the count unknown, active minutes still refuse.
+    const late = createCapacityGate({ sessions: source({ toolCalls: null, turnsWithoutToolCalls: 9, activeMinutes: 180 }) });
+    expect((await late.admit({ taskId: "t1", budget: {} }))._unsafeUnwrapErr().details).toMatchObject({ limit: "maxActiveMinutes" });
+  });
+
   it("refuses with capacity_refused naming the active-minute limit and its value", async () => {
     const gate = createCapacityGate({ sessions: source({ toolCalls: 3, activeMinutes: 61 }), maxActiveMinutes: 60, maxToolCalls: 10 });
     const refused = (await gate.admit({ taskId: "t3", budget: { tokens: 1 } }))._unsafeUnwrapErr();

@@ -5,15 +5,23 @@ import { LimitsSchema, type Limits } from "./budget-dimensions.js";
 
 /**
  * The hygiene counters of the current work session, as a {@link CapacitySource} reports them.
- * `hygiene.status()` of `@keel/sessions` (`createHygiene`) returns this shape (and more fields,
- * which are ignored).
+ * A work session's status (`createWorkSessions(...).status(scope)` of `@keel/sessions`) has this
+ * shape (and more fields, which are ignored).
  */
 export type CapacityStatus =
   | {
       /** A work session is open. */
       state: "open";
-      /** Tool calls made in the session so far. */
-      toolCalls: number;
+      /**
+       * Tool calls reported in the session so far, or `null` when none of its turns' backends
+       * reported any (unknown, never read as 0).
+       */
+      toolCalls: number | null;
+      /**
+       * Turns whose backend did not report tool calls (default 0). Above 0, `toolCalls` is a
+       * lower bound: the count is unknown.
+       */
+      turnsWithoutToolCalls?: number | null;
       /** Active minutes of the session so far (waiting on a checkpoint does not count). */
       activeMinutes: number;
     }
@@ -28,8 +36,9 @@ export type CapacityStatus =
 
 /**
  * The port a capacity gate reads: anything with a `status()` returning a {@link CapacityStatus},
- * directly, as a promise, or as a neverthrow `Result`/`ResultAsync`. `createHygiene(...)` of
- * `@keel/sessions` satisfies it structurally, so `@keel/budget` does not depend on that package.
+ * directly, as a promise, or as a neverthrow `Result`/`ResultAsync`. A work session of
+ * `@keel/sessions` fits it as `{ status: () => workSessions.status(scope) }`, so `@keel/budget`
+ * does not depend on that package.
  */
 export interface CapacitySource {
   status(): unknown;
@@ -65,7 +74,11 @@ export interface TaskAdmissionRequest {
 
 /** What is left of a session's capacity. */
 export interface CapacityRemaining {
-  toolCalls: number;
+  /**
+   * Tool calls left, or `null` when the session's tool calls are unknown (some turns' backends
+   * did not report them): what is left cannot be known, and is never computed from a 0.
+   */
+  toolCalls: number | null;
   activeMinutes: number;
 }
 
@@ -85,6 +98,11 @@ export interface CapacityGate {
    * needs an open work session (`no_session` otherwise: no session is never "unlimited") within
    * both capacities (`capacity_refused` otherwise, naming the limit and its value). Both refusals
    * say how to recover in `details.recovery`.
+   *
+   * Unknown tool calls are never counted as 0: the tool-call limit is checked against the calls
+   * that were reported (a lower bound: reaching the limit with them is reaching it), the
+   * admission reports `remaining.toolCalls: null` (unknown), and active minutes — always known —
+   * bound the session.
    */
   admit(request: TaskAdmissionRequest): ResultAsync<Admission, KeelError>;
   /** What is left of the current session's capacity (`no_session` when none is open). */
@@ -94,7 +112,7 @@ export interface CapacityGate {
 const OptionsSchema = z.strictObject({
   sessions: z.custom<CapacitySource>(
     (value) => typeof (value as CapacitySource | undefined)?.status === "function",
-    "sessions must have a status() method (e.g. createHygiene(...) of @keel/sessions)",
+    "sessions must have a status() method (e.g. { status: () => workSessions.status(scope) } over @keel/sessions)",
   ),
   maxToolCalls: z.number().int().positive().optional(),
   maxActiveMinutes: z.number().positive().optional(),
@@ -109,7 +127,12 @@ const RequestSchema = z.strictObject({
 });
 
 const StatusSchema = z.union([
-  z.looseObject({ state: z.literal("open"), toolCalls: z.number().int().nonnegative(), activeMinutes: z.number().nonnegative() }),
+  z.looseObject({
+    state: z.literal("open"),
+    toolCalls: z.number().int().nonnegative().nullable(),
+    turnsWithoutToolCalls: z.number().int().nonnegative().nullable().optional(),
+    activeMinutes: z.number().nonnegative(),
+  }),
   z.looseObject({ state: z.literal("no_session") }),
 ]);
 
@@ -122,7 +145,8 @@ const StatusSchema = z.union([
  *
  * @example
  * ```ts
- * const gate = createCapacityGate({ sessions: hygiene, maxToolCalls: 200, maxActiveMinutes: 180 });
+ * const sessions = { status: () => workSessions.status({ missionId: "m-1", role: "engineer" }) };
+ * const gate = createCapacityGate({ sessions, maxToolCalls: 200, maxActiveMinutes: 180 });
  * const admitted = await gate.admit({ taskId: "task-7", budget: { tokens: 50_000 } });
  * if (admitted.isErr() && admitted.error.code === "no_session") { ... open a session ... }
  * ```
@@ -139,12 +163,15 @@ export function createCapacityGate(options: CapacityGateOptions): CapacityGate {
   const check = (taskId: string | null): ResultAsync<CapacityRemaining, KeelError> =>
     readStatus().andThen((status) => {
       if (status.state !== "open") return errAsync(noSession(taskId, recovery.noSession));
+      // The reported tool calls are a lower bound when some are unknown: reaching the limit with them is reaching it.
+      const reported = status.toolCalls;
+      const known = reported !== null && (status.turnsWithoutToolCalls ?? 0) === 0;
       const exceeded = [
-        { limit: "maxToolCalls", value: maxToolCalls, current: status.toolCalls },
+        ...(reported === null ? [] : [{ limit: "maxToolCalls", value: maxToolCalls, current: reported }]),
         { limit: "maxActiveMinutes", value: maxActiveMinutes, current: status.activeMinutes },
       ].filter((entry) => entry.current >= entry.value);
       if (exceeded.length > 0) return errAsync(capacityRefused(taskId, exceeded, recovery.capacityRefused));
-      return okAsync({ toolCalls: maxToolCalls - status.toolCalls, activeMinutes: maxActiveMinutes - status.activeMinutes });
+      return okAsync({ toolCalls: known ? maxToolCalls - reported : null, activeMinutes: maxActiveMinutes - status.activeMinutes });
     });
   return Object.freeze({
     admit(request: TaskAdmissionRequest): ResultAsync<Admission, KeelError> {

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { BUDGET_DIMENSIONS, intersectLimits, type LimitLevel } from "@keel/budget";
+import { intersectLimits } from "@keel/budget";
+import { BUDGET_DIMENSIONS, type LimitLevel } from "@keel/budget/schemas";
 
 const name = fc.constantFrom("global", "workflow", "profile", "role", "task", "session", "role.engineer");
 const limitValue = fc.integer({ min: 0, max: 1_000_000 });

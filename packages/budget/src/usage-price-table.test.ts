@@ -1,5 +1,6 @@
 import fc from "fast-check";
-import { DEFAULT_PRICES, actualsFromUsage, createPriceTable, defaultPriceTable, priceUsage, type ModelPrice } from "@keel/budget";
+import { actualsFromUsage, createPriceTable, priceUsage, type ModelPrice } from "@keel/budget";
+import { DEFAULT_PRICES, defaultPriceTable } from "@keel/budget/schemas";
 import { emptyUsage, type Usage } from "@keel/core";
 import { describe, expect, it } from "vitest";
 

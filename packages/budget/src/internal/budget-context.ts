@@ -2,6 +2,7 @@ import type { Clock } from "@keel/core";
 import type { DocStore, LogStore } from "@keel/store";
 import type { LedgerEvents } from "./ledger-events.js";
 import type { ScopeDeclaration } from "./ledger-rules.js";
+import type { KnownLedgers } from "./ledger-store.js";
 
 /** What every scope and reservation handle of one budget shares. */
 export interface BudgetContext {
@@ -21,6 +22,8 @@ export interface BudgetContext {
   prefix: readonly string[];
   /** Default warning thresholds in percent. */
   warnAtPercent: readonly number[];
+  /** The ledgers this budget last wrote, used under the store's conditions (see `KnownLedger`). */
+  known: KnownLedgers;
 }
 
 /** A scope as resolved at creation: its chain (itself first, then ancestors) and its ledger. */

@@ -67,10 +67,17 @@ export function unfoldedCloses(logs: LogStore, key: readonly string[], ledger: L
   });
 }
 
+/**
+ * A ledger with the closes logged after it folded in, and the close log's last seq as this fold
+ * saw it (`logSeq`: the last close read, else the ledger's `foldedSeq`, else 0). A `logSeq`
+ * that is wrong (the log lost records) only makes an append under `expectedSeq: logSeq` fail.
+ */
+export type FoldedLedger = ReturnType<typeof decideFold> & { logSeq: number };
+
 /** Folds the closes not yet folded (see {@link unfoldedCloses}) into `ledger` (a copy; unchanged when there are none). */
-export function foldLogged(logs: LogStore | undefined, key: readonly string[], ledger: Ledger | undefined): ResultAsync<ReturnType<typeof decideFold>, KeelError> {
-  if (!logs || !ledger) return okAsync({ ledger, folded: [], thresholds: [] });
-  return unfoldedCloses(logs, key, ledger).map((closes) => decideFold(ledger, closes));
+export function foldLogged(logs: LogStore | undefined, key: readonly string[], ledger: Ledger | undefined): ResultAsync<FoldedLedger, KeelError> {
+  if (!logs || !ledger) return okAsync({ ledger, folded: [], thresholds: [], logSeq: ledger?.foldedSeq ?? 0 });
+  return unfoldedCloses(logs, key, ledger).map((closes) => ({ ...decideFold(ledger, closes), logSeq: closes.at(-1)?.seq ?? ledger.foldedSeq ?? 0 }));
 }
 
 /** Finds the logged close of reservation `id` (a scan of the log: only on the error path). */
@@ -81,8 +88,11 @@ export function findClose(logs: LogStore, key: readonly string[], id: string, sc
   });
 }
 
-/** How an append of a close ended. */
-export type AppendedClose = { kind: "appended" } | { kind: "taken" };
+/**
+ * How an append of a close ended. `appended.seq` is the seq of the close when this call added it
+ * (`undefined` when a retry found it there already).
+ */
+export type AppendedClose = { kind: "appended"; seq: number | undefined } | { kind: "taken" };
 
 /**
  * Appends the close of reservation `id`: one write, durable unless `buffered` (then
@@ -102,7 +112,7 @@ export function appendClose(
   const once = (): ResultAsync<AppendedClose, KeelError> =>
     logs
       .append([...key], [{ id, value }], options)
-      .map((): AppendedClose => ({ kind: "appended" }))
+      .map((appended): AppendedClose => ({ kind: "appended", seq: appended.appended === 1 ? appended.lastSeq : undefined }))
       .orElse((error) => (error.code === "conflict" ? okAsync<AppendedClose, KeelError>({ kind: "taken" }) : errAsync(error)));
   return once().orElse((error) => (AMBIGUOUS.has(error.code) ? once() : errAsync(error)));
 }

@@ -83,7 +83,30 @@ function editableCopy(ledger: Ledger, touched: Iterable<string>): Ledger {
   const copy: Ledger = { ...ledger, scopes: { ...ledger.scopes }, open: { ...ledger.open }, closed: [...ledger.closed] };
   for (const id of touched) {
     const entry = own(ledger.scopes, id);
-    copy.scopes[id] = entry ? structuredClone(entry) : emptyScopeEntry();
+    copy.scopes[id] = entry ? copyScopeEntry(entry) : emptyScopeEntry();
+  }
+  return copy;
+}
+
+/** A deep copy of a scope row (by its known shape: `structuredClone` cost a reserve a tenth of its CPU). */
+function copyScopeEntry(entry: LedgerScopeEntry): LedgerScopeEntry {
+  return {
+    limits: copyLimits(entry.limits),
+    parents: [...entry.parents],
+    warnAtPercent: [...entry.warnAtPercent],
+    reserved: { ...entry.reserved },
+    settled: { ...entry.settled },
+    overrun: { ...entry.overrun },
+    warned: [...entry.warned],
+  };
+}
+
+/** A deep copy of effective limits, in their key order. */
+function copyLimits(limits: EffectiveLimits): EffectiveLimits {
+  const copy: EffectiveLimits = {};
+  for (const dimension of Object.keys(limits) as BudgetDimension[]) {
+    const limit = limits[dimension];
+    if (limit) copy[dimension] = { ...limit };
   }
   return copy;
 }
@@ -111,7 +134,7 @@ export function decideReserve(
 
 function declare(ledger: Ledger, declaration: ScopeDeclaration): void {
   const entry = ledger.scopes[declaration.id]!;
-  entry.limits = structuredClone(declaration.limits);
+  entry.limits = copyLimits(declaration.limits);
   entry.parents = [...declaration.parents];
   entry.warnAtPercent = [...declaration.warnAtPercent];
   // A threshold is reported once per limit: one reported under another limit is forgotten.

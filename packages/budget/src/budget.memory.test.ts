@@ -1,5 +1,5 @@
 import { createMemoryStore } from "@keel/store";
-import { describeBudgetSuite } from "./budget-suite.js";
+import { describeBudgetSuite } from "../../../test/support/budget-suite.js";
 
 describeBudgetSuite("the memory store", {
   create: async () => {

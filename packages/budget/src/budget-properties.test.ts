@@ -1,5 +1,6 @@
 import fc from "fast-check";
-import { BUDGET_DIMENSIONS, createBudget, type BudgetScope, type Reservation } from "@keel/budget";
+import { createBudget, type BudgetScope, type Reservation } from "@keel/budget";
+import { BUDGET_DIMENSIONS } from "@keel/budget/schemas";
 import { createManualClock } from "@keel/core";
 import { createMemoryStore } from "@keel/store";
 import { describe, expect, it } from "vitest";
