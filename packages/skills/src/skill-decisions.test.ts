@@ -53,15 +53,43 @@ describe("decideAdmission (property)", () => {
     backends: fc.array(fc.record({ backend: fc.constantFrom("pi", "codex"), cases: fc.nat(10), status: fc.constantFrom("passed", "failed", "blocked"), required: fc.boolean() }), { maxLength: 4 }),
     unresolved: fc.record({ critical: fc.nat(2), high: fc.nat(2), medium: fc.nat(2), low: fc.nat(2) }),
   }) as fc.Arbitrary<VerificationSummary>;
-  it("refuses exactly when a required backend is blocked or a high/critical failure is open, unless decided manually", () => {
+  it("refuses exactly when a required backend is blocked or failed or a high/critical failure is open, unless decided manually", () => {
     fc.assert(
       fc.property(fc.option(summaryArb, { nil: undefined }), fc.boolean(), (summary, manual) => {
         const verdict = decideAdmission(summary, manual ? { kind: "manual", by: "me" } : undefined);
-        const serious = summary !== undefined && (summary.backends.some((backend) => backend.required && backend.status === "blocked") || summary.unresolved.high + summary.unresolved.critical > 0);
+        const required = summary?.backends.filter((backend) => backend.required) ?? [];
+        const serious = summary !== undefined && (required.some((backend) => backend.status !== "passed") || summary.unresolved.high + summary.unresolved.critical > 0);
         expect(verdict.admitted).toBe(manual || !serious);
-        if (verdict.admitted) expect(verdict.decision).toBe(manual ? "manual" : summary ? "verified" : "unverified");
+        const evidence = (backend: { status: string; cases: number }) => backend.status === "passed" && backend.cases > 0;
+        const evidenced = summary !== undefined && summary.backends.some(evidence) && required.every(evidence);
+        if (verdict.admitted) expect(verdict.decision).toBe(manual ? "manual" : evidenced ? "verified" : "unverified");
+        if (!verdict.admitted) {
+          const codes = verdict.refusals.map((refusal) => refusal.code);
+          expect(codes.includes("backend_failed")).toBe(required.some((backend) => backend.status === "failed"));
+          expect(codes.includes("backend_blocked")).toBe(required.some((backend) => backend.status === "blocked"));
+        }
       }),
       { numRuns: 500 },
     );
+  });
+
+  const clean = { critical: 0, high: 0, medium: 0, low: 0 };
+  it("a required backend that failed refuses admission, as a blocked one does", () => {
+    const verdict = decideAdmission({ backends: [{ backend: "pi", cases: 4, status: "failed", required: true }, { backend: "codex", cases: 4, status: "passed", required: false }], unresolved: clean }, undefined);
+    expect(verdict).toMatchObject({ admitted: false, refusals: [{ code: "backend_failed" }] });
+  });
+
+  it("a summary with no backend evidence is unverified, never verified", () => {
+    const cases: VerificationSummary["backends"][] = [
+      [],
+      [{ backend: "pi", cases: 0, status: "passed", required: true }],
+      [{ backend: "pi", cases: 0, status: "passed", required: false }],
+      [{ backend: "codex", cases: 3, status: "blocked", required: false }],
+      [{ backend: "codex", cases: 3, status: "failed", required: false }],
+      // one backend passed cases, but a required one ran none
+      [{ backend: "pi", cases: 3, status: "passed", required: false }, { backend: "codex", cases: 0, status: "passed", required: true }],
+    ];
+    for (const backends of cases) expect(decideAdmission({ backends, unresolved: clean }, undefined)).toEqual({ admitted: true, decision: "unverified" });
+    expect(decideAdmission({ backends: [{ backend: "pi", cases: 1, status: "passed", required: true }], unresolved: clean }, undefined)).toEqual({ admitted: true, decision: "verified" });
   });
 });

@@ -3,20 +3,16 @@
  * Agent Skills spec says, in both discovery modes; and lenient mode loads what pi's own loader
  * loads from the same edge cases.
  */
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { createEventBus, type KeelEventMap } from "@keel/core";
 import { loadSkillsFromDir } from "@mariozechner/pi-coding-agent";
 import { describe, expect, it } from "vitest";
-import { sharedFixtures } from "./__fixtures__/skill-tree.js";
+import { sharedFixtures } from "../../../test/support/shared-fixtures.js";
 import { createSkillLibrary } from "./skill-library.js";
 import type { SkillDiagnosticCode, SkillView } from "./skill-view.js";
 
-const fixtures = join(sharedFixtures(), "skills");
-const available = existsSync(fixtures);
-if (!available && process.env.CI !== "true") {
-  console.log(`skipping the skill fixture tests: ${fixtures} is missing (they fail instead when CI=true)`);
-}
+const { dir: fixtures, available } = sharedFixtures("skills");
 
 /** How each SKILL.md of the fixtures must come out. `loaded` is the name it loads under. */
 interface Expected {
@@ -65,14 +61,6 @@ function allFiles(dir: string): string[] {
 async function resolveFixtures(mode: "strict" | "lenient", role = "real"): Promise<SkillView> {
   const library = createSkillLibrary({ layers: [{ name: "fixtures", dir: fixtures }], mode });
   return (await library.resolve(role))._unsafeUnwrap();
-}
-
-if (!available && process.env.CI === "true") {
-  describe("skill fixtures", () => {
-    it("are present in CI", () => {
-      expect(existsSync(fixtures), `${fixtures} is missing`).toBe(true);
-    });
-  });
 }
 
 describe.skipIf(!available)("skill fixtures (real files)", () => {

@@ -5,6 +5,7 @@ import { z } from "zod";
 import { withRoleLock } from "./internal/role-lock.js";
 import { prepareSkill, type PreparedSkill } from "./internal/skill-source.js";
 import { writeSkill } from "./internal/skill-swap.js";
+import { inspectInstalled } from "./internal/skill-version.js";
 import { nodeSkillIo, type SkillIo } from "./skill-io.js";
 import {
   decideAdmission,
@@ -20,7 +21,10 @@ import { SkillMetadataSchema, type SkillMetadata, type SkillRouting } from "./sk
 export interface ImportSkillOptions extends ManagedLayerOptions {
   /** The skill directory to import (SKILL.md plus its `scripts/`, `references/`, `assets/`). */
   from: string;
-  /** Replace a skill of the same name (default false: `conflict`). The previous version is kept until the swap succeeded. */
+  /**
+   * Replace a skill of the same name (default false: `conflict`). The replacement is one atomic
+   * rename of the skill's link; the previous version stays in place for `versionGraceMs`.
+   */
   overwrite?: boolean;
   /**
    * Required: the routes assigned to the skill (`{ routes: ["engineer"] }`, at least one), or
@@ -29,7 +33,11 @@ export interface ImportSkillOptions extends ManagedLayerOptions {
   routing: { routes: string[] } | "unclassified";
   /** The library source the skill belongs to and its revision, for the metadata. */
   source?: { library?: string; revision?: string };
-  /** The caller's verification summary: only its digest is kept. */
+  /**
+   * The caller's verification summary (see {@link VerificationSummary}; from a file:
+   * `readVerificationSummary`). The metadata keeps its digest and who verified and when; a
+   * summary naming another `skillDigest` than the skill's is refused.
+   */
   verification?: VerificationSummary;
   /** An explicit manual decision that admits the skill whatever the verification says. */
   manualDecision?: ManualAdmission;
@@ -41,7 +49,7 @@ export interface ImportSkillOptions extends ManagedLayerOptions {
 export interface ImportSkillReport {
   /** The skill name (its directory name in the layer). */
   name: string;
-  /** The skill directory now in the layer. */
+  /** The skill's path in the layer, `<layer>/<role>/<name>` (a managed link to its version directory). */
   target: string;
   /** True when a previous version was replaced (with `dryRun`: would be). */
   replaced: boolean;
@@ -49,7 +57,7 @@ export interface ImportSkillReport {
   applied: boolean;
   /** The metadata written beside the skill. */
   metadata: SkillMetadata;
-  /** Paths that could not be cleaned after success (a previous version's backup); safe to delete. */
+  /** Pieces of earlier interrupted operations that could not be cleaned (tried again next time); safe to delete. */
   leftovers: string[];
 }
 
@@ -81,6 +89,8 @@ export function metadataFor(
       summaryDigest: options.verification ? digest(options.verification as never) : null,
       decision,
       ...(decision === "manual" && options.manualDecision ? { by: options.manualDecision.by } : {}),
+      ...(options.verification?.verifiedBy ? { verifiedBy: options.verification.verifiedBy } : {}),
+      ...(options.verification?.verifiedAt ? { verifiedAt: options.verification.verifiedAt } : {}),
     },
     importedAt,
   };
@@ -99,7 +109,7 @@ export async function importLocked(
   context: ManagedContext,
   prepared: PreparedSkill,
   metadata: SkillMetadata,
-  options: { overwrite: boolean; expect?: { absent: true } | { digest: string } },
+  options: { overwrite: boolean; expect?: { absent: true } | { digest: string }; leftovers?: string[] },
 ): Promise<ImportSkillReport> {
   const written = await writeSkill({
     io: context.io,
@@ -111,8 +121,9 @@ export async function importLocked(
     overwrite: options.overwrite,
     expect: options.expect,
     limits: context.limits,
+    installedAt: context.clock.now(),
   });
-  return { name: prepared.name, target: written.target, replaced: written.replaced, applied: true, metadata, leftovers: written.leftovers };
+  return { name: prepared.name, target: written.target, replaced: written.replaced, applied: true, metadata, leftovers: options.leftovers ?? [] };
 }
 
 /**
@@ -120,14 +131,17 @@ export async function importLocked(
  * atomic, validated, reversible operation:
  *
  * 1. validates the whole source first (strict frontmatter, regular files only, portable names,
- *    limits) and the admission gate (`decideAdmission`): `invalid_input` before anything is written;
+ *    limits), that a verification summary naming a `skillDigest` names this content's, and the
+ *    admission gate (`decideAdmission`): `invalid_input` before anything is written;
  * 2. under the role directory's cross-process lock (`unavailable` past `lockWaitMs`), stages the
- *    copy and its `.keel-skill.json` next to the target, every file fsynced;
- * 3. swaps it in by rename; an existing skill is replaced only with `overwrite` (else `conflict`)
- *    and kept aside until the swap succeeded.
+ *    copy and its `.keel-skill.json` as a new version directory `<role>/.<name>@<installedAt>-<tag>`,
+ *    every file and directory fsynced;
+ * 3. swaps it in by renaming a new link over `<role>/<name>`: one atomic step, so a reader finds
+ *    the previous version or the new one, never nothing. An existing skill is replaced only with
+ *    `overwrite` (else `conflict`); its version stays in place for `versionGraceMs`.
  *
- * On any failure the layer is restored exactly as it was; if the restore itself fails, the
- * staging and backup are kept and named in the error (`io_failed`, `details.restored: false`).
+ * On any failure the layer is restored exactly as it was; if the restore itself fails, what was
+ * kept is named in the error (`io_failed`, `details.restored: false`).
  *
  * @example
  * ```ts
@@ -141,6 +155,14 @@ export function importSkill(options: ImportSkillOptions): ResultAsync<ImportSkil
   const context = managedContext(options);
   const run = async (): Promise<ImportSkillReport> => {
     const prepared = await prepareSkill(context.io, options.from, context.limits);
+    const covered = options.verification?.skillDigest;
+    if (covered !== undefined && covered !== prepared.digest) {
+      throw new KeelError(
+        "invalid_input",
+        `the verification summary covers ${covered}, but skill "${prepared.name}" at ${options.from} has digest ${prepared.digest}: verify this content, or import the content that was verified`,
+        { details: { reason: "verification_digest_mismatch", verified: covered, digest: prepared.digest }, retryable: false },
+      );
+    }
     const verdict = decideAdmission(options.verification, options.manualDecision);
     if (!verdict.admitted) {
       throw new KeelError("invalid_input", `skill "${prepared.name}" is not admitted: ${verdict.refusals.map((refusal) => refusal.message).join("; ")}; resolve them or record a manual decision`, {
@@ -150,17 +172,18 @@ export function importSkill(options: ImportSkillOptions): ResultAsync<ImportSkil
     }
     const metadata = metadataFor(prepared, options, verdict.decision, context.clock.now());
     if (options.dryRun) return dryRunReport(context, prepared.name, metadata, options.overwrite ?? false);
-    return withRoleLock(context, `importing ${options.from}`, () => importLocked(context, prepared, metadata, { overwrite: options.overwrite ?? false }));
+    return withRoleLock(context, `importing ${options.from}`, (leftovers) => importLocked(context, prepared, metadata, { overwrite: options.overwrite ?? false, leftovers }));
   };
   return ResultAsync.fromThrowable(run, (error) => (KeelError.is(error) ? error : toKeelError(error, "io_failed", `importing skill ${options.from} failed`)))();
 }
 
 async function dryRunReport(context: ManagedContext, name: string, metadata: SkillMetadata, overwrite: boolean): Promise<ImportSkillReport> {
   const target = join(context.roleDirectory, name);
-  const present = await context.io.lstat(target).then(
-    () => true,
-    (error: unknown) => ((error as { code?: string }).code === "ENOENT" ? false : Promise.reject(error)),
-  );
+  const installed = await inspectInstalled(context.io, context.roleDirectory, name);
+  if (installed.kind === "other") {
+    throw new KeelError("conflict", `${target} exists and is neither a skill directory nor a managed skill's link (a file or another link): remove it first`, { details: { target }, retryable: false });
+  }
+  const present = installed.kind !== "absent";
   if (present && !overwrite) {
     throw new KeelError("conflict", `skill "${name}" already exists at ${target}: pass overwrite to replace it`, { details: { target }, retryable: false });
   }

@@ -2,7 +2,7 @@ import { constants, promises as fs, type Stats } from "node:fs";
 
 /**
  * The file-system calls that the managing operations (import, library install and update,
- * withdraw) make, behind one seam so that tests can inject a fault at any step (a full disk
+ * withdraw, visibility) make, behind one seam so that tests can inject a fault at any step (a full disk
  * while copying, a refused rename during the swap) without mocking node internals.
  * {@link nodeSkillIo} is the real file system; pass another through the operations' `io`
  * option only in tests.
@@ -26,8 +26,12 @@ export interface SkillIo {
   rm(path: string): Promise<void>;
   /** Removes an empty directory. */
   rmdir(path: string): Promise<void>;
-  /** Removes a file. */
+  /** Removes a file (or a symbolic link, not what it points to). */
   unlink(path: string): Promise<void>;
+  /** Creates a symbolic link at `path` holding `target` (a managed skill's link to its version). */
+  symlink(target: string, path: string): Promise<void>;
+  /** The target a symbolic link holds, as written. */
+  readlink(path: string): Promise<string>;
   /** fsyncs a directory so that renames and creations in it survive a power loss (best effort where unsupported). */
   syncDirectory(path: string): Promise<void>;
 }
@@ -58,6 +62,8 @@ export const nodeSkillIo: SkillIo = {
   rm: (path) => fs.rm(path, { recursive: true, force: true }),
   rmdir: (path) => fs.rmdir(path),
   unlink: (path) => fs.unlink(path),
+  symlink: (target, path) => fs.symlink(target, path, "dir"),
+  readlink: (path) => fs.readlink(path),
   syncDirectory: async (path) => {
     let handle: fs.FileHandle | undefined;
     try {

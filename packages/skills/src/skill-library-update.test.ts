@@ -2,7 +2,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { copyTree, faultyIo, snapshotTree } from "./__fixtures__/managed-tree.js";
-import { sharedFixtures, temporaryDirectory } from "./__fixtures__/skill-tree.js";
+import { sharedFixtures } from "../../../test/support/shared-fixtures.js";
+import { temporaryDirectory } from "./__fixtures__/skill-tree.js";
 import { digestSkillTree } from "./skill-digest.js";
 import { importSkill, readSkillMetadata } from "./skill-import.js";
 import { createSkillLibrary } from "./skill-library.js";
@@ -10,7 +11,8 @@ import { installLibrary, updateLibrary } from "./skill-library-update.js";
 import { setSkillVisibility } from "./skill-visibility.js";
 import { purgeWithdrawnSkills, withdrawSkill } from "./skill-withdraw.js";
 
-const real = join(sharedFixtures(), "skills", "real");
+const fixtures = sharedFixtures("skills", "real");
+const real = fixtures.dir;
 const REAL = ["brand-guidelines", "internal-comms", "template-skill", "webapp-testing"];
 let work: { dir: string; cleanup: () => void };
 let source: string;
@@ -40,7 +42,7 @@ function diverge(): void {
   writeFileSync(join(source, "skills", "release-notes", "SKILL.md"), "---\nname: release-notes\ndescription: Writes release notes from merged changes.\n---\n# Release notes\n");
 }
 
-describe("installLibrary / updateLibrary on the real skills", () => {
+describe.skipIf(!fixtures.available)("installLibrary / updateLibrary on the real skills", () => {
   it("a dry run plans and writes nothing; apply installs each skill with its source digest recorded", async () => {
     const planned = (await installLibrary(options()))._unsafeUnwrap();
     expect(planned.applied).toBe(false);
@@ -150,7 +152,7 @@ describe("installLibrary / updateLibrary on the real skills", () => {
   });
 });
 
-describe("a failure while applying", () => {
+describe.skipIf(!fixtures.available)("a failure while applying", () => {
   it("a withdrawal whose move is refused leaves the layer exactly as it was", async () => {
     (await installLibrary(options({ apply: true })))._unsafeUnwrap();
     const before = snapshotTree(layer);

@@ -101,7 +101,7 @@ async function plan(context: ManagedContext, library: string, upstream: Upstream
   for (const name of names) {
     const recorded = state.skills[name];
     const found = upstream.get(name);
-    const current = await digestOfInstalled(context.io, join(context.roleDirectory, name), context.limits);
+    const current = await digestOfInstalled(context.io, context.roleDirectory, name, context.limits);
     const entry = decideLibraryUpdate(
       {
         name,

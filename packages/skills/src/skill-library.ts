@@ -5,12 +5,13 @@ import { z } from "zod";
 import { createScanCache, type ScanCache } from "./internal/scan-cache.js";
 import { sameScan } from "./internal/scan-compare.js";
 import { scanLayers, type ScanResult } from "./internal/skill-scan.js";
+import { createVerifiedCheck, type VerifiedCheck } from "./internal/verified-check.js";
 import { buildView, type HiddenSkills } from "./internal/view-build.js";
 import { readHiddenNames } from "./internal/visibility-file.js";
 import { readSkillBody, type SkillBody } from "./skill-body.js";
 import { SkillDeliveryModeSchema, type SkillDeliveryMode } from "./skill-delivery.js";
 import { searchSkills, type SkillSearchHit, type SkillSearchOptions } from "./skill-search.js";
-import type { SkillDiscoveryMode, SkillEntry, SkillView } from "./skill-view.js";
+import type { SkillDiagnostic, SkillDiscoveryMode, SkillEntry, SkillView } from "./skill-view.js";
 import { stageSkills, type StageReport, type StageSkillsOptions } from "./skill-staging.js";
 
 /** One layer of skills: a directory holding one directory per role. */
@@ -62,6 +63,15 @@ export interface SkillLibraryOptions {
    * timestamps, so it must be the filesystem's time). Default `systemClock`.
    */
   clock?: Clock;
+  /**
+   * Offer only verified skills (default false): managed skills admitted as `verified` (see
+   * `importSkill`'s `verification`) whose tree still has the digest that was verified. Every
+   * other skill — unmanaged, admitted as `unverified` or `manual`, or changed since — is left out
+   * of `resolve` (and `get` answers `not_found`) and reported as an `error` diagnostic
+   * (`unverified` or `verification_stale`); it keeps its precedence, so it still shadows a later
+   * skill of its name. Checking reads each skill's files once and again only when one changed.
+   */
+  requireVerified?: boolean;
 }
 
 /** Options of {@link SkillLibrary.resolve}. */
@@ -109,6 +119,28 @@ function hiddenSkillsOf(scan: ScanResult): { hidden: HiddenSkills; key: string }
   return { hidden, key: parts.join("\u0001") };
 }
 
+/**
+ * A view without the skills `check` refuses, each reported as a diagnostic (after the others of
+ * its root). The refused skills keep their precedence: buildView already chose the winners.
+ */
+async function verifiedView(view: SkillView, verified: VerifiedCheck): Promise<SkillView> {
+  const refused = new Map<string, SkillDiagnostic>();
+  for (const skill of [...view.skills, ...view.hidden]) {
+    const diagnostic = await verified.check(skill);
+    if (diagnostic) refused.set(skill.path, Object.freeze(diagnostic));
+  }
+  if (refused.size === 0) return view;
+  const keep = (skills: readonly SkillEntry[]) => Object.freeze(skills.filter((skill) => !refused.has(skill.path)));
+  return Object.freeze({
+    ...view,
+    own: keep(view.own),
+    reference: keep(view.reference),
+    skills: keep(view.skills),
+    hidden: keep(view.hidden),
+    diagnostics: Object.freeze([...view.diagnostics, ...refused.values()]),
+  });
+}
+
 /** A layered skill library. Create with {@link createSkillLibrary}. */
 export interface SkillLibrary {
   /** The layers, in precedence order, with absolute directories. */
@@ -117,6 +149,8 @@ export interface SkillLibrary {
   readonly mode: SkillDiscoveryMode;
   /** The limits in force. */
   readonly limits: Readonly<SkillLimits>;
+  /** True when only verified skills are offered (the `requireVerified` option). */
+  readonly requireVerified: boolean;
   /**
    * Discovers the skills of `role` from frontmatter only and emits `skill.library.available`.
    * Reflects the disk as it is now: files unchanged since the last resolve (same inode, size,
@@ -170,6 +204,7 @@ const OptionsSchema = z
     limits: LimitsSchema.optional(),
     events: z.custom<EventBus>((value) => typeof (value as EventBus | null)?.emit === "function", { message: "must be an EventBus" }).optional(),
     clock: z.custom<Clock>((value) => typeof (value as Clock | null)?.now === "function", { message: "must be a Clock" }).optional(),
+    requireVerified: z.boolean().optional(),
   })
   .strict();
 
@@ -199,6 +234,8 @@ export function createSkillLibrary(options: SkillLibraryOptions): SkillLibrary {
   const limits: Readonly<SkillLimits> = Object.freeze({ ...DEFAULT_SKILL_LIMITS, ...overrides });
   const clock = parsed.clock ?? systemClock;
   const events = parsed.events;
+  const requireVerified = parsed.requireVerified ?? false;
+  const verified = requireVerified ? createVerifiedCheck(() => clock.now()) : undefined;
   let cache: ScanCache = createScanCache();
   // Views of the last scan by role: reused (with fresh stats) while scans find the tree unchanged.
   let lastScan: ScanResult | undefined;
@@ -231,7 +268,8 @@ export function createSkillLibrary(options: SkillLibraryOptions): SkillLibrary {
     const checked = parseSafeName(role, "role").andThen(() => validate(ResolveOptionsSchema, resolveOptions, "resolve options"));
     if (checked.isErr()) return errAsync(checked.error);
     const run = async (): Promise<SkillView> => {
-      const view = viewOf(await scan(), role);
+      const scanned = viewOf(await scan(), role);
+      const view = verified ? await verifiedView(scanned, verified) : scanned;
       events?.emit({
         type: "skill.library.available",
         role,
@@ -259,6 +297,8 @@ export function createSkillLibrary(options: SkillLibraryOptions): SkillLibrary {
       const order = (skill: SkillEntry) => layers.findIndex((layer) => layer.name === skill.layer);
       const skill = candidates.sort((left, right) => order(left) - order(right))[0];
       if (!skill) throw new KeelError("not_found", `no skill named "${name}" in this library${getOptions.role ? ` for role "${getOptions.role}"` : ""}`, { details: { name } });
+      const refused = verified ? await verified.check(skill) : null;
+      if (refused) throw new KeelError("not_found", `skill "${name}" is ${refused.message}`, { details: { name, reason: refused.code, path: skill.path } });
       return { skill, hidden: hidden.get(skill.root)?.has(skill.name) === true };
     };
     return ResultAsync.fromThrowable(run, (error) => toKeelError(error, "io_failed", `looking up skill ${name} failed`))();
@@ -269,6 +309,7 @@ export function createSkillLibrary(options: SkillLibraryOptions): SkillLibrary {
     get,
     mode,
     limits,
+    requireVerified,
     resolve,
     search: (view, query, searchOptions) => searchSkills(view, query, searchOptions),
     stage: (view, dir, stageOptions = {}) => stageSkills(view, dir, { ...stageOptions, layers: layers.map((layer) => layer.dir) }),

@@ -38,9 +38,19 @@ export interface ManagedLayerOptions {
   lockWaitMs?: number;
   /** The file system (default {@link nodeSkillIo}); tests pass one that injects faults. */
   io?: SkillIo;
-  /** The clock of `importedAt` and trash times (default `systemClock`). */
+  /** The clock of `importedAt`, version install times and trash times (default `systemClock`). */
   clock?: Clock;
+  /**
+   * How long a replaced version of a managed skill stays in place after the version that replaced
+   * it was installed, so that a reader that resolved the skill just before the swap (an agent
+   * running a script from its directory) keeps a valid path. Default 600,000 (10 minutes);
+   * removed by the first managed operation on the role after that.
+   */
+  versionGraceMs?: number;
 }
+
+/** The default {@link ManagedLayerOptions.versionGraceMs}: 10 minutes. */
+export const DEFAULT_VERSION_GRACE_MS = 10 * 60_000;
 
 const positive = (max: number) => z.number().int().min(1).max(max);
 
@@ -61,6 +71,7 @@ const managedLayerShape = {
   lockWaitMs: z.number().int().min(0).max(3_600_000).optional(),
   io: (z.custom<SkillIo>((value) => typeof (value as SkillIo | null)?.rename === "function", { message: "must be a SkillIo" }) as z.ZodType<SkillIo>).optional(),
   clock: (z.custom<Clock>((value) => typeof (value as Clock | null)?.now === "function", { message: "must be a Clock" }) as z.ZodType<Clock>).optional(),
+  versionGraceMs: z.number().int().min(0).max(30 * 24 * 3_600_000).optional(),
 };
 
 /** A strict zod schema of {@link ManagedLayerOptions} plus an operation's own fields (`extra`). */
@@ -77,6 +88,7 @@ export interface ManagedContext {
   lock: { waitMs: number; staleMs: number };
   io: SkillIo;
   clock: Clock;
+  versionGraceMs: number;
 }
 
 /** Resolves validated {@link ManagedLayerOptions}. */
@@ -91,5 +103,6 @@ export function managedContext(options: ManagedLayerOptions): ManagedContext {
     lock: { waitMs: options.lockWaitMs ?? 5_000, staleMs: 10 * 60_000 },
     io: options.io ?? nodeSkillIo,
     clock: options.clock ?? systemClock,
+    versionGraceMs: options.versionGraceMs ?? DEFAULT_VERSION_GRACE_MS,
   };
 }

@@ -29,8 +29,13 @@ export interface SkillMetadata {
   digest: string;
   /** Routing status and assigned routes. */
   routing: SkillRouting;
-  /** The admission: the verification summary's digest (or `null`) and the decision. */
-  admission: { summaryDigest: string | null; decision: "verified" | "manual" | "unverified"; by?: string };
+  /**
+   * The admission: the verification summary's digest (or `null`), the decision, who made a
+   * manual one (`by`), and who verified and when (`verifiedBy`, `verifiedAt`) when the summary
+   * said so. A `verified` decision covers exactly `digest`: a skill whose tree no longer has that
+   * digest is not verified any more (see `requireVerified` of `createSkillLibrary`).
+   */
+  admission: { summaryDigest: string | null; decision: "verified" | "manual" | "unverified"; by?: string; verifiedBy?: string; verifiedAt?: string };
   /** Epoch ms of the import. */
   importedAt: number;
 }
@@ -57,7 +62,13 @@ export const SkillMetadataSchema: z.ZodType<SkillMetadata> = z
     digest: DigestSchema,
     routing: SkillRoutingSchema,
     admission: z
-      .object({ summaryDigest: DigestSchema.nullable(), decision: z.enum(["verified", "manual", "unverified"]), by: z.string().min(1).max(256).optional() })
+      .object({
+        summaryDigest: DigestSchema.nullable(),
+        decision: z.enum(["verified", "manual", "unverified"]),
+        by: z.string().min(1).max(256).optional(),
+        verifiedBy: z.string().min(1).max(256).optional(),
+        verifiedAt: z.iso.datetime({ offset: true }).optional(),
+      })
       .strict(),
     importedAt: z.number().int().nonnegative(),
   })

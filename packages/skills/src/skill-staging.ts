@@ -114,15 +114,18 @@ async function isAlreadyStaged(target: string, skill: SkillEntry): Promise<boole
   const stat = await fs.lstat(target);
   if (stat.isSymbolicLink()) {
     const real = await fs.realpath(target).catch(() => undefined);
-    return real === skill.directory;
+    // A managed skill's directory is its link: compare where both lead now.
+    return real !== undefined && (real === skill.directory || real === (await fs.realpath(skill.directory).catch(() => undefined)));
   }
   return stat.isDirectory() && sameFileContent(join(target, basename(skill.path)), skill.path);
 }
 
 async function copySkill(skill: SkillEntry, target: string): Promise<void> {
   const temporary = `${target}.keel-${newId()}.tmp`;
+  // A managed skill's directory is a link to its version: copy what it leads to, not the link.
+  const from = await fs.realpath(skill.directory);
   try {
-    await fs.cp(skill.directory, temporary, { recursive: true, errorOnExist: true, force: false, verbatimSymlinks: true });
+    await fs.cp(from, temporary, { recursive: true, errorOnExist: true, force: false, verbatimSymlinks: true });
     await fs.rename(temporary, target);
   } finally {
     await fs.rm(temporary, { recursive: true, force: true });

@@ -47,9 +47,13 @@ export interface SkillEntry {
    * skill is left out of the rendered catalogue, as clients do.
    */
   disableModelInvocation: boolean;
-  /** Real (canonical) path of the SKILL.md file. */
+  /**
+   * Real (canonical) path of the SKILL.md file. For a managed skill (imported or installed from
+   * a library) the path through its link, `<real role directory>/<name>/SKILL.md`, which stays
+   * valid when the skill is replaced (the link then leads to the new version).
+   */
   path: string;
-  /** Real path of the skill directory (the parent of `path`); resources resolve against it. */
+  /** Real path of the skill directory (the parent of `path`; a managed skill's link); resources resolve against it. */
   directory: string;
   /** The skill directory relative to its root, `/`-separated (e.g. `pdf` or `tools/pdf`). */
   relativePath: string;
@@ -98,6 +102,8 @@ export interface ShadowedSkill {
  * Tree: `symlink_escape` (a link leaving its layer root), `symlink_loop`, `broken_symlink`,
  * `depth_exceeded`, `skill_limit`, `directory_limit`, `role_limit`, `duplicate_path` (the same real
  * file reached twice; the later one is dropped), `invalid_role_name`, `not_a_directory`.
+ * Verification (only with `requireVerified`): `unverified` (not a managed skill admitted as
+ * `verified`), `verification_stale` (its tree no longer has the verified digest).
  */
 export type SkillDiagnosticCode = (typeof SKILL_DIAGNOSTIC_CODES)[number];
 
@@ -127,6 +133,8 @@ export const SKILL_DIAGNOSTIC_CODES = [
   "duplicate_path",
   "invalid_role_name",
   "not_a_directory",
+  "unverified",
+  "verification_stale",
 ] as const;
 
 /**

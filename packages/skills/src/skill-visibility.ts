@@ -4,8 +4,8 @@ import { errAsync, ResultAsync } from "neverthrow";
 import { z } from "zod";
 import { readDocument, writeDocument } from "./internal/document-write.js";
 import { withRoleLock } from "./internal/role-lock.js";
+import { isInstalled } from "./internal/skill-version.js";
 import { VISIBILITY_FILE, VisibilityDocumentSchema } from "./internal/visibility-file.js";
-import { errnoOf } from "./skill-io.js";
 import { type ManagedContext, managedContext, type ManagedLayerOptions, managedOptionsSchema } from "./skill-manage-options.js";
 
 /**
@@ -31,6 +31,7 @@ export interface SkillVisibilityReport {
 }
 
 const Schema = managedOptionsSchema({ name: z.string().min(1).max(128), visibility: z.enum(["automatic", "explicit-only"]) });
+const GetSchema = managedOptionsSchema({ name: z.string().min(1).max(128) });
 
 /** The `explicit-only` names of the context's role directory. */
 export async function hiddenNames(context: ManagedContext): Promise<Set<string>> {
@@ -62,10 +63,7 @@ export function setSkillVisibility(options: SetSkillVisibilityOptions): ResultAs
   const context = managedContext(options);
   const run = () =>
     withRoleLock(context, `setting the visibility of ${options.name}`, async () => {
-      try {
-        if (!(await context.io.lstat(join(context.roleDirectory, options.name))).isDirectory()) throw Object.assign(new Error("not a directory"), { code: "ENOENT" });
-      } catch (error) {
-        if (errnoOf(error) !== "ENOENT") throw error;
+      if (!(await isInstalled(context.io, context.roleDirectory, options.name))) {
         throw new KeelError("not_found", `role "${options.role}" of ${context.layerDirectory} has no skill directory "${options.name}"`, { details: { name: options.name } });
       }
       const names = await hiddenNames(context);
@@ -79,4 +77,30 @@ export function setSkillVisibility(options: SetSkillVisibilityOptions): ResultAs
       return { name: options.name, visibility: options.visibility, changed };
     });
   return ResultAsync.fromThrowable(run, (error) => (KeelError.is(error) ? error : toKeelError(error, "io_failed", "setting skill visibility failed")))();
+}
+
+/**
+ * Reads a skill's visibility in its role directory: `explicit-only` when
+ * `.keel-visibility.json` lists it, else `automatic`. Takes no lock and writes nothing.
+ * `not_found` when the role directory has no such skill; `corrupt` when the visibility file is
+ * not valid JSON or breaks its schema (discovery then hides nothing).
+ *
+ * @example
+ * ```ts
+ * const shown = await getSkillVisibility({ layer: ".keel/skills", role: "writer", name: "internal-comms" });
+ * if (shown.isOk()) console.log(shown.value.visibility); // "explicit-only" or "automatic"
+ * ```
+ */
+export function getSkillVisibility(options: Omit<SetSkillVisibilityOptions, "visibility">): ResultAsync<Pick<SkillVisibilityReport, "name" | "visibility">, KeelError> {
+  const checked = validate(GetSchema, options, "visibility options");
+  if (checked.isErr()) return errAsync(checked.error);
+  const context = managedContext(options);
+  const run = async (): Promise<Pick<SkillVisibilityReport, "name" | "visibility">> => {
+    if (!(await isInstalled(context.io, context.roleDirectory, options.name))) {
+      throw new KeelError("not_found", `role "${options.role}" of ${context.layerDirectory} has no skill directory "${options.name}"`, { details: { name: options.name } });
+    }
+    const names = await hiddenNames(context);
+    return { name: options.name, visibility: names.has(options.name) ? "explicit-only" : "automatic" };
+  };
+  return ResultAsync.fromThrowable(run, (error) => (KeelError.is(error) ? error : toKeelError(error, "io_failed", "reading skill visibility failed")))();
 }

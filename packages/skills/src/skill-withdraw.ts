@@ -6,6 +6,7 @@ import { writeDocument } from "./internal/document-write.js";
 import { readLibraryState, writeLibraryState } from "./internal/library-state.js";
 import { withRoleLock } from "./internal/role-lock.js";
 import { makeDirectories, removeCreated } from "./internal/skill-swap.js";
+import { inspectInstalled, isInstalled } from "./internal/skill-version.js";
 import { errnoOf } from "./skill-io.js";
 import { type ManagedContext, managedContext, type ManagedLayerOptions, managedOptionsSchema } from "./skill-manage-options.js";
 import { hiddenNames, writeHiddenNames } from "./skill-visibility.js";
@@ -41,19 +42,43 @@ export function trashDirectory(context: ManagedContext): string {
   return join(context.layerDirectory, ".keel", "trash", context.role);
 }
 
-/** Moves a skill into the trash (the caller holds the role lock); its path there. */
+/**
+ * Moves a skill into the trash (the caller holds the role lock); its path there. A managed skill
+ * first disappears from the role directory in one rename of its link (to
+ * `.keel-withdrawing.<name>.<id>`), then its version directory moves to the trash and the link is
+ * removed; an interrupted withdrawal is undone by the next sweep. A plain directory (the layout
+ * before versions) is renamed into the trash.
+ */
 export async function moveToTrash(context: ManagedContext, name: string): Promise<string> {
+  const { io, roleDirectory } = context;
+  const installed = await inspectInstalled(io, roleDirectory, name);
   const trash = trashDirectory(context);
-  const created = await makeDirectories(context.io, trash);
-  const target = join(trash, `${name}.${newId()}`);
+  const created = await makeDirectories(io, trash);
+  const id = newId();
+  const target = join(trash, `${name}.${id}`);
+  const source = join(roleDirectory, name);
   try {
-    await context.io.rename(join(context.roleDirectory, name), target);
+    if (installed.kind === "managed") {
+      const withdrawing = join(roleDirectory, `.keel-withdrawing.${name}.${id}`);
+      await io.rename(source, withdrawing);
+      try {
+        await io.rename(join(roleDirectory, installed.version), target);
+      } catch (error) {
+        // Put the link back; if even that fails, the next sweep renames it back.
+        await io.rename(withdrawing, source).catch(() => undefined);
+        throw error;
+      }
+      await io.unlink(withdrawing).catch(() => undefined);
+    } else {
+      await io.rename(source, target);
+    }
   } catch (error) {
-    await removeCreated(context.io, created);
+    await removeCreated(io, created);
     throw error;
   }
-  await context.io.syncDirectory(context.roleDirectory);
-  await writeDocument(context.io, join(target, WITHDRAWAL_FILE), { version: 1, name, role: context.role, withdrawnAt: context.clock.now() });
+  await io.syncDirectory(roleDirectory);
+  await io.syncDirectory(trash);
+  await writeDocument(io, join(target, WITHDRAWAL_FILE), { version: 1, name, role: context.role, withdrawnAt: context.clock.now() });
   return target;
 }
 
@@ -74,10 +99,7 @@ export function withdrawSkill(options: WithdrawSkillOptions): ResultAsync<Withdr
   const context = managedContext(options);
   const run = () =>
     withRoleLock(context, `withdrawing ${options.name}`, async () => {
-      try {
-        if (!(await context.io.lstat(join(context.roleDirectory, options.name))).isDirectory()) throw Object.assign(new Error(), { code: "ENOENT" });
-      } catch (error) {
-        if (errnoOf(error) !== "ENOENT") throw error;
+      if (!(await isInstalled(context.io, context.roleDirectory, options.name))) {
         throw new KeelError("not_found", `role "${options.role}" of ${context.layerDirectory} has no skill "${options.name}" to withdraw`, { details: { name: options.name } });
       }
       if (options.dryRun) return { name: options.name, applied: false, trash: trashDirectory(context) };

@@ -1,6 +1,6 @@
 /**
- * Generates skill trees on disk for the tests (the recorded real samples live in
- * `../shared/fixtures/skills/`). Not part of the package build.
+ * Generates skill trees on disk for the tests (the recorded real samples are read through
+ * test/support/shared-fixtures.ts). Not part of the package build.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,11 +10,6 @@ import type { SkillEntry, SkillRoot, SkillView } from "../skill-view.js";
 
 /** The repository root (`/work/main` in the workspace). */
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../../..");
-
-/** The shared fixtures folder beside the repository, and whether it is there. */
-export function sharedFixtures(): string {
-  return resolve(repoRoot, "../shared/fixtures");
-}
 
 /** A temporary directory, removed by `cleanup`. */
 export function temporaryDirectory(prefix = "keel-skills-"): { dir: string; cleanup: () => void } {

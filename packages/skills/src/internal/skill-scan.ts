@@ -1,4 +1,4 @@
-import { readdirSync, realpathSync, statSync } from "node:fs";
+import { readdirSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, sep } from "node:path";
 import { isSafeName } from "@keel/core";
 import type { SkillDiagnostic, SkillDiagnosticCode, SkillDiscoveryMode, SkillScanStats } from "../skill-view.js";
@@ -14,6 +14,7 @@ import {
   statOrUndefined,
 } from "./scan-cache.js";
 import { OPEN_DETECTS_SYMLINKS, readSkillFile } from "./skill-file.js";
+import { parseVersionName } from "./skill-version.js";
 
 /** The limits the scanner applies (all required here; defaults live in the library). */
 export interface ScanLimits {
@@ -117,6 +118,23 @@ function followLink(path: string, layerRoot: string): LinkTarget {
   }
 }
 
+/**
+ * The stable path of a managed skill reached through a link: when `real` is a version directory
+ * `<dir>/.<name>@…` that `<dir>/<name>` links to, `<dir>/<name>` (the path that stays valid
+ * across replacements); else `undefined`. The link being followed is usually that very link.
+ */
+function managedPath(linkPath: string, real: string): string | undefined {
+  const version = parseVersionName(basename(real));
+  if (!version) return undefined;
+  const stable = childPath(dirname(real), version.name);
+  if (stable === linkPath) return stable;
+  try {
+    return readlinkSync(stable) === basename(real) ? stable : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** What the walkers of one scan share. */
 interface ScanState {
   input: ScanInput;
@@ -199,7 +217,8 @@ class RootWalker {
         } else if (target.isDirectory && ancestors.has(target.real)) {
           this.diagnose("warning", "symlink_loop", path, "the symlink points back to a directory it is inside: it is not followed", target.real);
         } else if (target.isDirectory) {
-          this.visit(target.real, childRelative, depth + 1, ancestors);
+          // A managed skill is read through its link, which a replacement swaps atomically.
+          this.visit(managedPath(path, target.real) ?? target.real, childRelative, depth + 1, ancestors);
         }
       }
     }
