@@ -1,4 +1,5 @@
-import { type KeelError, validate } from "@keel/core";
+import { validate } from "@keel/core";
+import type { KeelError } from "@keel/core";
 import type { Result } from "neverthrow";
 import { z } from "zod";
 
@@ -35,8 +36,8 @@ const LimitsSchema = z.strictObject({
 });
 const ItemsSchema = z.array(z.looseObject({ text: z.string() }));
 
-/** The marker that starts a text cut from its start. */
-export const TRUNCATION_MARKER = "…";
+/** The mark that starts a text cut from its start: one character, for display (not `@keel/core`'s stored-text marker). */
+const CUT_MARK = "…";
 
 /**
  * Bounds a diagnostic history for display (never for the model's context): the newest items
@@ -61,7 +62,7 @@ export function compactAgentHistory<T extends AgentHistoryItem>(items: readonly 
       for (let index = items.length - 1; index >= 0 && kept.length < maxEntries; index--) {
         const item = items[index] as T;
         const cut = item.text.length > maxTextChars;
-        const text = cut ? TRUNCATION_MARKER + item.text.slice(item.text.length - (maxTextChars - TRUNCATION_MARKER.length)) : item.text;
+        const text = cut ? CUT_MARK + item.text.slice(item.text.length - (maxTextChars - CUT_MARK.length)) : item.text;
         if (total + text.length > maxTotalChars) break;
         total += text.length;
         if (cut) truncated++;

@@ -1,8 +1,10 @@
 import { estimateTokens, type JsonValue, KeelError, type TokenEstimator, toKeelError, type Usage, validate } from "@keel/core";
-import { err, errAsync, ok, okAsync, ResultAsync } from "neverthrow";
+import { err, errAsync, ok, okAsync, type Result, ResultAsync } from "neverthrow";
+import { z } from "zod";
 import { COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFFIX } from "./context-build.js";
 import { formatFileOperations } from "./compaction-files.js";
-import { type CompactionPlan, CompactionPlanSchema, planCompaction, type PlanCompactionOptions } from "./compaction-plan.js";
+import { type CompactionPlan, CompactionPlanSchema, planCompaction, type PlanCompactionOptions, PlanCompactionOptionsSchema } from "./compaction-plan.js";
+import { checkedEstimator } from "./compaction-tokens.js";
 import type { CompactionEntry, TranscriptEntryInput } from "./entry-schema.js";
 import { type Summarizer, summarize, sumUsage } from "./summarizer.js";
 import { buildSummaryPrompt } from "./summary-prompt.js";
@@ -17,12 +19,45 @@ export interface CompactOptions {
   estimator?: TokenEstimator;
 }
 
+const functionSchema = <T>(what: string) => z.custom<T>((value) => typeof value === "function", `${what} must be a function`);
+
+/** The `hooks` option of compaction and navigation, strict. */
+export const TranscriptHooksSchema = z.strictObject({
+  beforeCompaction: functionSchema<NonNullable<TranscriptHooks["beforeCompaction"]>>("beforeCompaction").optional(),
+  beforeNavigation: functionSchema<NonNullable<TranscriptHooks["beforeNavigation"]>>("beforeNavigation").optional(),
+});
+
+const CompactOptionsSchema = z.strictObject({
+  customInstructions: z.string().optional(),
+  estimator: functionSchema<TokenEstimator>("estimator").optional(),
+});
+
+const CompactTranscriptOptionsSchema = PlanCompactionOptionsSchema.extend({
+  summarizer: functionSchema<Summarizer>("summarizer"),
+  customInstructions: z.string().optional(),
+  hooks: TranscriptHooksSchema.optional(),
+});
+
+/** Runs `work`, turning a throw (a host's estimator, a getter) into a refused result. */
+export function guarded<T>(work: () => ResultAsync<T, KeelError>, what: string): ResultAsync<T, KeelError> {
+  try {
+    return work();
+  } catch (error) {
+    return errAsync(toKeelError(error, "invalid_input", what));
+  }
+}
+
 /** The compaction entry {@link compact} makes, ready to append. */
 export type CompactionInput = Extract<TranscriptEntryInput, { type: "compaction" }>;
 
 function entryFor(plan: CompactionPlan, summaryBody: string, estimator: TokenEstimator, source: "summarizer" | "hook", usage: Usage | undefined): ResultAsync<CompactionInput, KeelError> {
   const summary = summaryBody + formatFileOperations(plan.files);
-  const tokensAfter = estimator(COMPACTION_SUMMARY_PREFIX + summary + COMPACTION_SUMMARY_SUFFIX) + plan.keptTokens;
+  let tokensAfter: number;
+  try {
+    tokensAfter = estimator(COMPACTION_SUMMARY_PREFIX + summary + COMPACTION_SUMMARY_SUFFIX) + plan.keptTokens;
+  } catch (error) {
+    return errAsync(toKeelError(error, "invalid_input", "the token estimator failed"));
+  }
   if (tokensAfter >= plan.tokensBefore) {
     return errAsync(
       new KeelError("invalid_input", `the compaction would not shrink the context (${plan.tokensBefore} tokens before, ${tokensAfter} after): nothing was written`, {
@@ -54,9 +89,13 @@ function entryFor(plan: CompactionPlan, summaryBody: string, estimator: TokenEst
  */
 export function compact(plan: CompactionPlan, summarizer: Summarizer, options: CompactOptions = {}): ResultAsync<CompactionInput, KeelError> {
   if (typeof summarizer !== "function") return errAsync(new KeelError("invalid_input", "compact needs a summarizer function"));
-  const checked = validate(CompactionPlanSchema, plan, "compaction plan");
+  const checked = validate(CompactionPlanSchema, plan, "compaction plan").andThen(() => validate(CompactOptionsSchema, options, "compact options"));
   if (checked.isErr()) return errAsync(checked.error);
-  const estimator = options.estimator ?? estimateTokens;
+  return guarded(() => compactChecked(plan, summarizer, options), "the token estimator failed");
+}
+
+function compactChecked(plan: CompactionPlan, summarizer: Summarizer, options: CompactOptions): ResultAsync<CompactionInput, KeelError> {
+  const estimator = checkedEstimator(options.estimator ?? estimateTokens);
   const instructions = options.customInstructions === undefined ? {} : { customInstructions: options.customInstructions };
   const history =
     plan.history.messages.length > 0
@@ -83,7 +122,7 @@ export function compact(plan: CompactionPlan, summarizer: Summarizer, options: C
   });
 }
 
-/** Options of {@link compactTranscript}. */
+/** Options of {@link Transcript.compact}. */
 export interface CompactTranscriptOptions extends PlanCompactionOptions {
   summarizer: Summarizer;
   customInstructions?: string;
@@ -110,10 +149,18 @@ export function runHook<E>(hook: ((event: E) => HookDecision | undefined | Promi
 
 /**
  * Plans, summarizes and appends a compaction at the transcript's leaf; `null` when there is
- * nothing to summarize. The `beforeCompaction` hook may cancel (`aborted`) or supply the summary.
+ * nothing to summarize. The options are strict ({@link PlanCompactionOptions} and `summarizer`,
+ * `customInstructions`, `hooks`): `null`, an unknown option, a field of the wrong type or an
+ * estimator that throws or answers no count is `invalid_input`, and nothing is appended. The `beforeCompaction` hook may cancel (`aborted`) or supply the summary.
  * Emits `transcript.compacted` after the entry is written.
  */
 export function compactTranscript(transcript: Transcript, options: CompactTranscriptOptions): ResultAsync<CompactionEntry | null, KeelError> {
+  const checked: Result<unknown, KeelError> = validate(CompactTranscriptOptionsSchema, options, "compaction options");
+  if (checked.isErr()) return errAsync(checked.error);
+  return guarded(() => compactTranscriptChecked(transcript, options), "the token estimator failed");
+}
+
+function compactTranscriptChecked(transcript: Transcript, options: CompactTranscriptOptions): ResultAsync<CompactionEntry | null, KeelError> {
   const { summarizer, customInstructions, hooks, ...planOptions } = options;
   const path = transcript.path();
   if (path.isErr()) return errAsync(path.error);
@@ -121,7 +168,7 @@ export function compactTranscript(transcript: Transcript, options: CompactTransc
   if (planned.isErr()) return errAsync(planned.error);
   const plan = planned.value;
   if (!plan) return okAsync(null);
-  const estimator = planOptions.estimator ?? estimateTokens;
+  const estimator = checkedEstimator(planOptions.estimator ?? estimateTokens);
   return runHook(hooks?.beforeCompaction, { sessionId: transcript.sessionId, plan, customInstructions })
     .andThen((decision): ResultAsync<CompactionInput, KeelError> => {
       if (decision.action === "cancel") {

@@ -1,10 +1,11 @@
-import { estimateTokens, KeelError, type TokenEstimator, validate } from "@keel/core";
+import { estimateTokens, KeelError, type TokenEstimator, toKeelError, validate } from "@keel/core";
 import { err, ok, type Result } from "neverthrow";
 import { z } from "zod";
 import { type ContextMessage, entryToContextMessage } from "./context-build.js";
 import type { AssistantMessage, CompactionEntry, ToolResultMessage, TranscriptEntry } from "./entry-schema.js";
 import { createFileTracker, type FileOperations } from "./compaction-files.js";
-import { estimateEntryTokens } from "./compaction-tokens.js";
+import { checkedEstimator, estimateEntryTokens } from "./compaction-tokens.js";
+import { readEntry } from "./entry-parse.js";
 
 /** Options of {@link planCompaction}. */
 export interface PlanCompactionOptions {
@@ -18,7 +19,8 @@ export interface PlanCompactionOptions {
   cwd?: string;
 }
 
-const OptionsSchema = z.strictObject({
+/** The options of {@link planCompaction}, strict (an unknown option is refused); `Transcript.compact` extends them. */
+export const PlanCompactionOptionsSchema = z.strictObject({
   keepRecentTokens: z.number().int().nonnegative(),
   reserveTokens: z.number().int().nonnegative(),
   estimator: z.custom<TokenEstimator>((value) => typeof value === "function", "estimator must be a function").optional(),
@@ -80,11 +82,12 @@ export const CompactionPlanSchema = z.looseObject({
   turnPrefixMaxTokens: z.number().int().nonnegative(),
 });
 
-/** True for an entry that starts a turn: a user message, a user shell command, an extension's or host's message, a branch summary. */
+/** True for an entry that starts a turn: a user message, a user shell command, an extension's or host's message, a branch summary (false for anything that is not an entry). */
 export function isTurnStart(entry: TranscriptEntry): boolean {
+  if (typeof entry !== "object" || entry === null) return false;
   if (entry.type === "custom_message" || entry.type === "branch_summary") return true;
   if (entry.type !== "message") return false;
-  const role = (entry["message"] as { role: string }).role;
+  const role = (entry["message"] as { role?: unknown } | null | undefined)?.role;
   return role === "user" || role === "bashExecution" || role === "custom";
 }
 
@@ -157,10 +160,21 @@ function span(path: readonly TranscriptEntry[], from: number, to: number, skip: 
  * `null` also when the cut would leave nothing to summarize or the last entry is a compaction.
  */
 export function planCompaction(path: readonly TranscriptEntry[], options: PlanCompactionOptions): Result<CompactionPlan | null, KeelError> {
-  const checked = validate(OptionsSchema, options, "compaction options");
+  const checked = validate(PlanCompactionOptionsSchema, options, "compaction options");
   if (checked.isErr()) return checked.map(() => null);
   if (!Array.isArray(path)) return err(new KeelError("invalid_input", "planCompaction needs a path: the array of entries from the root to the leaf (transcript.path())"));
-  const estimator = options.estimator ?? estimateTokens;
+  for (let index = 0; index < path.length; index++) {
+    const entry = readEntry(path[index], `path entry ${index}`);
+    if (entry.isErr()) return err(entry.error);
+  }
+  try {
+    return planChecked(path, options, checkedEstimator(options.estimator ?? estimateTokens));
+  } catch (error) {
+    return err(toKeelError(error, "invalid_input", "the token estimator failed"));
+  }
+}
+
+function planChecked(path: readonly TranscriptEntry[], options: PlanCompactionOptions, estimator: TokenEstimator): Result<CompactionPlan | null, KeelError> {
   const last = path[path.length - 1];
   if (!last || last.type === "compaction") return ok(null);
   let previousIndex = -1;

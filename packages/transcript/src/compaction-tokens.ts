@@ -1,4 +1,4 @@
-import type { TokenEstimator } from "@keel/core";
+import { KeelError, type TokenEstimator } from "@keel/core";
 import { type ContextMessage, compactionMessage, entryToContextMessage } from "./context-build.js";
 import type { ContentBlock, TranscriptEntry } from "./entry-schema.js";
 
@@ -42,4 +42,18 @@ export function estimateEntryTokens(entry: TranscriptEntry, estimator: TokenEsti
   if (entry.type === "compaction") return estimateMessageTokens(compactionMessage(entry as never), estimator);
   const message = entryToContextMessage(entry);
   return message ? estimateMessageTokens(message, estimator) : 0;
+}
+
+/**
+ * The host's estimator, checked on every answer: a count that is not a finite number ≥ 0 throws
+ * an `invalid_input` `KeelError` at once (the callers turn any throw into a refused result).
+ */
+export function checkedEstimator(estimator: TokenEstimator): TokenEstimator {
+  return (text) => {
+    const tokens: unknown = estimator(text);
+    if (typeof tokens !== "number" || !Number.isFinite(tokens) || tokens < 0) {
+      throw new KeelError("invalid_input", `the token estimator answered ${String(tokens)}: answer a count of tokens (a finite number >= 0)`, { details: { reason: "estimator" } });
+    }
+    return tokens;
+  };
 }

@@ -31,7 +31,7 @@ export interface ContextModel {
   modelId: string;
 }
 
-/** What {@link buildContextFromPath} projects from a path. */
+/** The model's context projected from a path of entries (what `buildContext` answers). */
 export interface TranscriptContext {
   /** The messages for the model, in order. */
   messages: ContextMessage[];

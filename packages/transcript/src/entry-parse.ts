@@ -1,4 +1,5 @@
-import { type KeelError, validate } from "@keel/core";
+import { validate } from "@keel/core";
+import type { KeelError } from "@keel/core";
 import { ok, type Result } from "neverthrow";
 import { acceptEntry } from "./internal/entry-accept.js";
 import { ENTRY_SCHEMAS, isKnownEntryType, type TranscriptEntry, UnknownEntrySchema } from "./entry-schema.js";
@@ -9,7 +10,12 @@ import { ENTRY_SCHEMAS, isKnownEntryType, type TranscriptEntry, UnknownEntrySche
  * problem.
  */
 export function parseEntry(value: unknown, what = "transcript entry"): Result<TranscriptEntry, KeelError> {
-  const type = typeof value === "object" && value !== null ? (value as { type?: unknown }).type : undefined;
+  let type: unknown;
+  try {
+    type = typeof value === "object" && value !== null ? (value as { type?: unknown }).type : undefined;
+  } catch {
+    type = undefined;
+  }
   if (typeof type === "string" && isKnownEntryType(type)) {
     return validate(ENTRY_SCHEMAS[type], value, `${what} (${type})`) as Result<TranscriptEntry, KeelError>;
   }
@@ -21,6 +27,11 @@ export function parseEntry(value: unknown, what = "transcript entry"): Result<Tr
  * copied): for entries read from a store or a file, never for a caller's input.
  */
 export function readEntry(value: unknown, what = "transcript entry"): Result<TranscriptEntry, KeelError> {
-  const accepted = acceptEntry(value);
+  let accepted: TranscriptEntry | undefined;
+  try {
+    accepted = acceptEntry(value);
+  } catch {
+    accepted = undefined;
+  }
   return accepted !== undefined ? ok(accepted) : parseEntry(value, what);
 }

@@ -1,3 +1,4 @@
+import { MAX_RECORD_ID_LENGTH } from "@keel/store/kit";
 import { z } from "zod";
 
 /**
@@ -11,9 +12,35 @@ import { z } from "zod";
  */
 
 /** The longest entry id (the store's record id limit). */
-export const MAX_ENTRY_ID_LENGTH = 256;
+export const MAX_ENTRY_ID_LENGTH: number = MAX_RECORD_ID_LENGTH;
 
-const EntryIdSchema = z.string().min(1, "an entry id must not be empty").max(MAX_ENTRY_ID_LENGTH);
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
+/**
+ * True for an entry id a store can keep as a record id: 1 to {@link MAX_ENTRY_ID_LENGTH}
+ * characters, no control character (NUL included). The one check of the schemas and the fast path.
+ */
+export function isEntryId(value: unknown): value is string {
+  return typeof value === "string" && value.length > 0 && value.length <= MAX_ENTRY_ID_LENGTH && !CONTROL_CHARACTER.test(value);
+}
+
+/** An entry id: see {@link isEntryId}. */
+export const EntryIdSchema = z.string().refine(isEntryId, `an entry id is 1 to ${MAX_ENTRY_ID_LENGTH} characters without control characters`);
+
+/** An ISO 8601 UTC or offset time to the second or finer, as `Date.prototype.toISOString` and pi write it. */
+const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * True for an ISO 8601 time (`2026-01-01T00:00:00.000Z`, or with an offset) that names a real
+ * instant: the one check of entry and header timestamps, shared by the schemas and the fast path.
+ */
+export function isIsoTimestamp(value: unknown): value is string {
+  return typeof value === "string" && value.length <= 40 && ISO_TIMESTAMP.test(value) && !Number.isNaN(Date.parse(value));
+}
+
+/** An entry's (or a pi header's) `timestamp`: see {@link isIsoTimestamp}. */
+export const TimestampSchema = z.string().refine(isIsoTimestamp, "timestamp must be an ISO 8601 time such as 2026-01-01T00:00:00.000Z");
 
 /** A text block. */
 export const TextContentSchema = z.looseObject({ type: z.literal("text"), text: z.string() });
@@ -145,7 +172,7 @@ export type TranscriptMessage = z.output<typeof MessageSchema>;
 const base = {
   id: EntryIdSchema,
   parentId: EntryIdSchema.nullable(),
-  timestamp: z.string().min(1, "timestamp must be an ISO 8601 time"),
+  timestamp: TimestampSchema,
 };
 
 /** Where a summary came from: Keel's summarizer call, a hook that supplied it, or an imported file. */
@@ -254,9 +281,9 @@ export const UnknownEntrySchema = z.looseObject({
 
 const KNOWN_TYPE_SET: ReadonlySet<string> = new Set(ENTRY_TYPES);
 
-/** True for an entry of a type this version knows (and so validated by its schema). */
+/** True for an entry of a type this version knows (and so validated by its schema); false for anything else, never a throw. */
 export function isKnownEntry(entry: TranscriptEntry): entry is KnownTranscriptEntry {
-  return KNOWN_TYPE_SET.has(entry.type);
+  return typeof entry === "object" && entry !== null && KNOWN_TYPE_SET.has(entry.type);
 }
 
 /** True for a known entry type name. */

@@ -1,6 +1,7 @@
-import { KeelError } from "@keel/core";
+import { KeelError, validate } from "@keel/core";
 import { err, ok, type Result } from "neverthrow";
-import type { TranscriptEntry } from "./entry-schema.js";
+import { z } from "zod";
+import { EntryIdSchema, TimestampSchema, type TranscriptEntry } from "./entry-schema.js";
 import { PI_SESSION_VERSION, type PiSessionHeader } from "./pi-session-import.js";
 import type { TranscriptTree } from "./transcript-tree.js";
 
@@ -27,6 +28,19 @@ export interface ExportPiSessionOptions {
   timestamp?: string;
 }
 
+const SourceSchema = z.custom<PiExportSource>(
+  (value) => typeof value === "object" && value !== null && typeof (value as PiExportSource).tree === "function" && typeof (value as PiExportSource).leafId === "function",
+  "exportPiSession needs a Transcript or an ImportedPiSession",
+);
+
+const ExportOptionsSchema = z.strictObject({
+  leafId: EntryIdSchema.optional(),
+  cwd: z.string().optional(),
+  sessionId: z.string().min(1).max(256).optional(),
+  parentSession: z.string().optional(),
+  timestamp: TimestampSchema.optional(),
+});
+
 /** Keel's entry type names that pi spells differently. */
 const KEEL_TO_PI_TYPE: Record<string, string> = { thinking_change: "thinking_level_change" };
 
@@ -46,7 +60,8 @@ function toPiShape(entry: TranscriptEntry): Record<string, unknown> {
  * last line of a file, so the leaf is written last (its descendants, if any, before it: pi reads
  * parents by id, not by position). Every entry of the tree is written, unknown types included.
  * `unsupported` when the leaf is `null` (pi cannot resume before the first entry), `not_found`
- * for a leaf that is not in the tree.
+ * for a leaf that is not in the tree, `invalid_input` for a source that is not a transcript or
+ * options that are not a strict {@link ExportPiSessionOptions} (a `timestamp` must be ISO 8601).
  *
  * @example
  * ```ts
@@ -54,10 +69,8 @@ function toPiShape(entry: TranscriptEntry): Record<string, unknown> {
  * ```
  */
 export function exportPiSession(source: PiExportSource, options: ExportPiSessionOptions = {}): Result<string, KeelError> {
-  if (typeof source !== "object" || source === null || typeof source.tree !== "function" || typeof source.leafId !== "function") {
-    return err(new KeelError("invalid_input", "exportPiSession needs a Transcript or an ImportedPiSession"));
-  }
-  if (typeof options !== "object" || options === null) return err(new KeelError("invalid_input", "exportPiSession options must be an object"));
+  const checked = validate(SourceSchema, source, "pi export source").andThen(() => validate(ExportOptionsSchema, options, "pi export options"));
+  if (checked.isErr()) return err(checked.error);
   const tree = source.tree();
   const leafId = options.leafId ?? source.leafId();
   const entries = tree.entries();

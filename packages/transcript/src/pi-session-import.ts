@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto";
-import { KeelError } from "@keel/core";
+import { KeelError, validate } from "@keel/core";
 import { err, ok, type Result } from "neverthrow";
+import { z } from "zod";
 import type { TranscriptContext } from "./context-build.js";
 import { readEntry } from "./entry-parse.js";
-import type { TranscriptEntry } from "./entry-schema.js";
+import { TimestampSchema, type TranscriptEntry } from "./entry-schema.js";
 import { checkForwardParents, createMutableTree, type TranscriptTree } from "./transcript-tree.js";
 
 /** The newest pi session format version this version reads and writes. */
@@ -76,6 +77,22 @@ function corrupt(line: number, message: string, details: Record<string, string |
   return new KeelError("corrupt", `pi session line ${line}: ${message}`, { details: { line, ...details } });
 }
 
+/**
+ * pi's `SessionHeader`: every field it writes, of its type (a field of another type is refused,
+ * never read as "" or dropped); fields of other names are kept in `fields`.
+ */
+const PiHeaderSchema = z.looseObject({
+  type: z.literal("session"),
+  version: z.union([z.literal(1), z.literal(2), z.literal(3)]).optional(),
+  id: z.string().min(1, "the session id must not be empty").max(256),
+  timestamp: TimestampSchema,
+  cwd: z.string(),
+  parentSession: z.string().optional(),
+});
+
+/** The options of {@link importPiSession}, strict; `importPiSessionToStore` extends them. */
+export const ImportPiSessionOptionsSchema = z.strictObject({ strict: z.boolean().optional() });
+
 function readHeader(firstLine: string | undefined): Result<PiSessionHeader, KeelError> {
   if (firstLine === undefined || firstLine.trim() === "") return err(corrupt(1, "the file is empty: a pi session starts with a session header"));
   let parsed: unknown;
@@ -96,14 +113,14 @@ function readHeader(firstLine: string | undefined): Result<PiSessionHeader, Keel
       }),
     );
   }
-  const header: PiSessionHeader = {
-    version,
-    id: fields["id"] as string,
-    timestamp: typeof fields["timestamp"] === "string" ? fields["timestamp"] : "",
-    cwd: typeof fields["cwd"] === "string" ? fields["cwd"] : "",
-    fields,
-  };
-  if (typeof fields["parentSession"] === "string") header.parentSession = fields["parentSession"];
+  const checked = PiHeaderSchema.safeParse(fields);
+  if (!checked.success) {
+    const issue = checked.error.issues[0];
+    const field = issue?.path.map(String).join(".") ?? "";
+    return err(corrupt(1, `the session header's ${field || "shape"} is not what pi writes: ${issue?.message ?? "invalid"} (nothing was imported)`, { field }));
+  }
+  const header: PiSessionHeader = { version, id: checked.data.id, timestamp: checked.data.timestamp, cwd: checked.data.cwd, fields };
+  if (checked.data.parentSession !== undefined) header.parentSession = checked.data.parentSession;
   return ok(header);
 }
 
@@ -211,10 +228,12 @@ function migrate(header: PiSessionHeader, lines: Line[]): void {
  * `SessionManager` + `buildSessionContext` on the same file.
  *
  * Bad files never crash it and nothing is skipped silently: a header that is missing or not JSON
- * is `corrupt`, an unknown version `unsupported`, a cycle in parent ids or one id for two
+ * is `corrupt`, so is a header field of the wrong type (pi's `id`, `timestamp` as ISO 8601,
+ * `cwd`, `parentSession`), an unknown version `unsupported`, a cycle in parent ids or one id for two
  * different entries `corrupt` (with `details.line`); every other problem is a
  * {@link PiImportDiagnostic} with its line (or, with `strict`, `corrupt`). The file is never
- * changed (pi rewrites it on open).
+ * changed (pi rewrites it on open). Text that is not a string or options that are not
+ * `{ strict?: boolean }` are `invalid_input`.
  *
  * @example
  * ```ts
@@ -224,6 +243,8 @@ function migrate(header: PiSessionHeader, lines: Line[]): void {
  */
 export function importPiSession(text: string, options: ImportPiSessionOptions = {}): Result<ImportedPiSession, KeelError> {
   if (typeof text !== "string") return err(new KeelError("invalid_input", "importPiSession needs the text of a pi session file (a string)"));
+  const checked = validate(ImportPiSessionOptionsSchema, options, "pi import options");
+  if (checked.isErr()) return err(checked.error);
   const lines = text.split("\n");
   const header = readHeader(lines[0]);
   if (header.isErr()) return err(header.error);

@@ -32,8 +32,11 @@ export interface SummaryResponse {
  */
 export type Summarizer = (request: SummaryRequest) => Promise<SummaryResponse> | ResultAsync<SummaryResponse, KeelError>;
 
-/** Checks a summary: not empty, and with the headings its kind requires. `invalid_input` with `details.reason` otherwise. */
+/** Checks a summary: not empty, and with the headings its kind requires. `invalid_input` with `details.reason` otherwise (and for a kind that is not a {@link SummaryKind}). */
 export function checkSummary(kind: SummaryKind, text: unknown): Result<string, KeelError> {
+  if (typeof kind !== "string" || !Object.hasOwn(REQUIRED_SECTIONS, kind)) {
+    return err(new KeelError("invalid_input", `summary kind ${typeof kind === "string" ? JSON.stringify(kind.slice(0, 40)) : typeof kind} is not one of ${Object.keys(REQUIRED_SECTIONS).join(", ")}`));
+  }
   if (typeof text !== "string" || text.trim() === "") {
     return err(new KeelError("invalid_input", `the summarizer answered an empty ${kind} summary: nothing was written`, { details: { kind, reason: "empty" } }));
   }

@@ -1,10 +1,11 @@
-import { estimateTokens, type JsonValue, KeelError, type TokenEstimator } from "@keel/core";
+import { estimateTokens, type JsonValue, KeelError, type TokenEstimator, toKeelError, validate } from "@keel/core";
 import { errAsync, okAsync, type ResultAsync } from "neverthrow";
+import { z } from "zod";
 import { compactionMessage, type ContextMessage, entryToContextMessage } from "./context-build.js";
 import { createFileTracker, formatFileOperations } from "./compaction-files.js";
-import { runHook } from "./compaction-compact.js";
-import { estimateMessageTokens } from "./compaction-tokens.js";
-import type { BranchSummaryEntry, TranscriptEntry, TranscriptEntryInput } from "./entry-schema.js";
+import { guarded, runHook, TranscriptHooksSchema } from "./compaction-compact.js";
+import { checkedEstimator, estimateMessageTokens } from "./compaction-tokens.js";
+import { type BranchSummaryEntry, EntryIdSchema, type TranscriptEntry, type TranscriptEntryInput } from "./entry-schema.js";
 import { type Summarizer, summarize } from "./summarizer.js";
 import { buildSummaryPrompt } from "./summary-prompt.js";
 import type { TranscriptHooks } from "./transcript-hooks.js";
@@ -13,7 +14,7 @@ import type { Transcript } from "./transcript-open.js";
 /** The text before a branch summary's body (pi's wording). */
 export const BRANCH_SUMMARY_PREAMBLE = "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n";
 
-/** Options of {@link navigateTranscript}. */
+/** Options of {@link Transcript.navigate}. */
 export interface NavigateOptions {
   /** Summarize the abandoned branch and attach the summary at the target; without, nothing of it is injected. */
   summarize?: Summarizer;
@@ -27,6 +28,16 @@ export interface NavigateOptions {
   /** The working directory of the file lists. */
   cwd?: string;
 }
+
+const NavigateOptionsSchema = z.strictObject({
+  summarize: z.custom<Summarizer>((value) => typeof value === "function", "summarize must be a function").optional(),
+  customInstructions: z.string().optional(),
+  hooks: TranscriptHooksSchema.optional(),
+  estimator: z.custom<TokenEstimator>((value) => typeof value === "function", "estimator must be a function").optional(),
+  maxInputTokens: z.number().int().positive().optional(),
+  maxSummaryTokens: z.number().int().positive().optional(),
+  cwd: z.string().optional(),
+});
 
 /** What a navigation did. */
 export interface NavigationResult {
@@ -73,13 +84,21 @@ function messagesWithin(entries: readonly TranscriptEntry[], budget: number, est
  * ancestor to the old leaf) is summarized with Keel's branch prompt and a `branch_summary` is
  * appended as a child of the target (the new leaf); without, the leaf just moves and nothing of
  * the abandoned branch reaches the context. Entries are never changed. The `beforeNavigation`
- * hook may cancel (`aborted`) or supply the summary. Emits `transcript.navigated`.
+ * hook may cancel (`aborted`) or supply the summary. Emits `transcript.navigated`. A target that
+ * is not an entry id, options that are not a strict {@link NavigateOptions} object or an
+ * estimator that throws is `invalid_input` (`not_found` for an id not in the tree): nothing moves.
  */
 export function navigateTranscript(transcript: Transcript, targetId: string, options: NavigateOptions = {}): ResultAsync<NavigationResult, KeelError> {
-  if (typeof targetId !== "string" || !transcript.tree().get(targetId)) {
-    return errAsync(new KeelError("not_found", `entry "${String(targetId)}" is not in transcript "${transcript.sessionId}": navigate to an existing entry`, { details: { entryId: String(targetId) } }));
+  const checked = validate(EntryIdSchema, targetId, "navigation target (an entry id)").andThen(() => validate(NavigateOptionsSchema, options, "navigate options"));
+  if (checked.isErr()) return errAsync(checked.error);
+  if (!transcript.tree().get(targetId)) {
+    return errAsync(new KeelError("not_found", `entry "${targetId}" is not in transcript "${transcript.sessionId}": navigate to an existing entry`, { details: { entryId: targetId } }));
   }
-  const estimator = options.estimator ?? estimateTokens;
+  return guarded(() => navigateChecked(transcript, targetId, options), "the token estimator failed");
+}
+
+function navigateChecked(transcript: Transcript, targetId: string, options: NavigateOptions): ResultAsync<NavigationResult, KeelError> {
+  const estimator = checkedEstimator(options.estimator ?? estimateTokens);
   const fromId = transcript.leafId();
   const abandoned = abandonedBranch(transcript, fromId, targetId);
   const abandonedEntryIds = abandoned.map((entry) => entry.id);
@@ -100,7 +119,12 @@ export function navigateTranscript(transcript: Transcript, targetId: string, opt
       decision.action === "supply"
         ? okAsync({ text: decision.summary, source: "hook", usage: undefined })
         : (() => {
-            const messages = messagesWithin(abandoned, options.maxInputTokens ?? 100_000, estimator);
+            let messages: ContextMessage[];
+            try {
+              messages = messagesWithin(abandoned, options.maxInputTokens ?? 100_000, estimator);
+            } catch (error) {
+              return errAsync(toKeelError(error, "invalid_input", "the token estimator failed"));
+            }
             const instructions = options.customInstructions === undefined ? {} : { customInstructions: options.customInstructions };
             return summarize(options.summarize as Summarizer, {
               kind: "branch",

@@ -1,11 +1,11 @@
-import { type Clock, type EventBus, type JsonValue, KeelError, isSafeName, newId, systemClock, validate } from "@keel/core";
+import { type Clock, type EventBus, type JsonValue, KeelError, newId, systemClock, validate } from "@keel/core";
 import type { Doc, KeelStore, LogRecord } from "@keel/store";
+import { DEFAULT_MAX_VALUE_BYTES, encodeValue } from "@keel/store/kit";
 import { err, ok, type Result, ResultAsync } from "neverthrow";
-import { z } from "zod";
 import { type CompactTranscriptOptions, compactTranscript } from "./compaction-compact.js";
 import type { TranscriptContext } from "./context-build.js";
 import { parseEntry, readEntry } from "./entry-parse.js";
-import { type CompactionEntry, isKnownEntryType, type TranscriptEntry, type TranscriptEntryInput } from "./entry-schema.js";
+import { type CompactionEntry, EntryIdSchema, isKnownEntryType, type TranscriptEntry, type TranscriptEntryInput } from "./entry-schema.js";
 import {
   entriesKey,
   headKey,
@@ -13,55 +13,10 @@ import {
   type TranscriptHead,
   TranscriptHeadSchema,
   type TranscriptParent,
-  TranscriptParentSchema,
 } from "./transcript-head.js";
 import { type NavigateOptions, type NavigationResult, navigateTranscript } from "./transcript-navigate.js";
-import { checkForest, createMutableTree, type MutableTranscriptTree, type TranscriptTree } from "./transcript-tree.js";
-
-/** Options of {@link openTranscript}. */
-export interface OpenTranscriptOptions {
-  /** Any Keel store: entries go to its log store, the head to its document store. */
-  store: KeelStore;
-  /** The session id (a safe name). */
-  sessionId: string;
-  /** Create the session when it does not exist (default `true`); `false` answers `not_found`. */
-  create?: boolean;
-  /** Only when creating: the session this one was forked from. */
-  parent?: TranscriptParent;
-  /** The clock of entry timestamps (default the system clock). */
-  clock?: Clock;
-  /** Where `transcript.compacted` and `transcript.navigated` events go. */
-  events?: EventBus;
-  /** Makes entry ids (default `newId()`, a ULID). */
-  newEntryId?: () => string;
-  /**
-   * Only for a new session: keep entries in memory until the first assistant message, then write
-   * them all in one append (pi's behaviour: an aborted first call leaves no session behind).
-   * Default `false`: every append is durable at once, so a crash never loses the prompt.
-   */
-  deferUntilAssistant?: boolean;
-}
-
-const OptionsSchema = z.strictObject({
-  store: z.custom<KeelStore>((value) => typeof (value as KeelStore | undefined)?.logs?.append === "function", "store must be a KeelStore"),
-  sessionId: z.string().refine(isSafeName, "sessionId must be a safe name: letters, digits, '.', '_' or '-', at most 128"),
-  create: z.boolean().optional(),
-  parent: TranscriptParentSchema.optional(),
-  clock: z.custom<Clock>((value) => typeof (value as Clock | undefined)?.now === "function", "clock must have now()").optional(),
-  events: z.custom<EventBus>((value) => typeof (value as EventBus | undefined)?.emit === "function", "events must be an EventBus").optional(),
-  newEntryId: z.custom<() => string>((value) => typeof value === "function", "newEntryId must be a function").optional(),
-  deferUntilAssistant: z.boolean().optional(),
-});
-
-/** Options of {@link Transcript.fork}. */
-export interface ForkOptions {
-  /** The new session's id. */
-  sessionId: string;
-  /** The entry to branch from (default the leaf); the new session holds the path to it. */
-  fromId?: string | null;
-  /** Where to write the fork (default the same store). */
-  store?: KeelStore;
-}
+import { type ForkOptions, ForkOptionsSchema, isoNow, LeafArgumentSchema, type OpenTranscriptOptions, OpenTranscriptOptionsSchema } from "./transcript-options.js";
+import { createMutableTree, indexForest, type MutableTranscriptTree, type TranscriptTree } from "./transcript-tree.js";
 
 /**
  * A session tree kept in a store. Reads answer from memory; every write is durable when its
@@ -84,13 +39,17 @@ export interface Transcript {
   leafId(): string | null;
   /** The tree, read-only (live: it grows as entries are appended). */
   tree(): TranscriptTree;
-  /** Appends an entry as a child of the leaf and moves the leaf to it. */
+  /**
+   * Appends an entry as a child of the leaf and moves the leaf to it. Never throws: an entry that
+   * fails its schema (a `timestamp` that is not an ISO 8601 time, an id with a control character,
+   * a `__proto__` field), a clock or id maker that throws is `invalid_input`; nothing is written.
+   */
   append(input: TranscriptEntryInput): ResultAsync<TranscriptEntry, KeelError>;
-  /** Moves the leaf (durably, without appending); `null` makes the next entry a new root. */
+  /** Moves the leaf (durably, without appending); `null` makes the next entry a new root. `invalid_input` for an argument that is not an entry id or `null`. */
   setLeaf(id: string | null): ResultAsync<void, KeelError>;
-  /** Starts a branch at an existing entry: the next append becomes its child. */
+  /** Starts a branch at an existing entry: the next append becomes its child. `invalid_input` for an argument that is not an entry id. */
   branch(fromId: string): ResultAsync<void, KeelError>;
-  /** The entries from the root to `leafId` (default the leaf). */
+  /** The entries from the root to `leafId` (default the leaf); `invalid_input` for an argument that is not an entry id or `null`. */
   path(leafId?: string | null): Result<TranscriptEntry[], KeelError>;
   /** The direct children of an entry (`null`: the roots). */
   children(id: string | null): Result<readonly TranscriptEntry[], KeelError>;
@@ -100,11 +59,15 @@ export interface Transcript {
   setLabel(targetId: string, label: string | undefined): ResultAsync<TranscriptEntry, KeelError>;
   /** The model's context at `leafId` (default the leaf). Linear in the path length. */
   buildContext(leafId?: string | null): Result<TranscriptContext, KeelError>;
-  /** Copies the path to `fromId` into a new session that records this one as its parent. */
+  /**
+   * Copies the path to `fromId` into a new session that records this one as its parent. The
+   * options are strict: `null`, an unknown option or a field of the wrong type is `invalid_input`,
+   * and nothing is written to either store.
+   */
   fork(options: ForkOptions): ResultAsync<Transcript, KeelError>;
-  /** Moves the leaf to `targetId`, with a summary of the branch left when `summarize` is given (see `navigateTranscript`). */
+  /** Moves the leaf to `targetId`, with a summary of the branch left when `summarize` is given (hooks may cancel it or supply the summary); strict options, `invalid_input` when bad. */
   navigate(targetId: string, options?: NavigateOptions): ResultAsync<NavigationResult, KeelError>;
-  /** Plans, summarizes and appends a compaction at the leaf; `null` when there is nothing to summarize (see `compactTranscript`). */
+  /** Plans, summarizes and appends a compaction at the leaf; `null` when there is nothing to summarize (hooks may cancel it or supply the summary); strict options, `invalid_input` when bad. */
   compact(options: CompactTranscriptOptions): ResultAsync<CompactionEntry | null, KeelError>;
 }
 
@@ -124,17 +87,17 @@ function loadEntries(sessionId: string, records: readonly LogRecord[]): Result<{
     if (parsed.value.id !== record.id) return err(corruptRecord(sessionId, record, `the entry's id "${parsed.value.id}" differs from the record id`));
     entries[index] = parsed.value;
   }
-  return checkForest(entries).map((byId) => ({ entries, byId }));
+  return indexForest(entries).map((byId) => ({ entries, byId }));
 }
 
-function newHead(sessionId: string, clock: Clock, parent: TranscriptParent | undefined): TranscriptHead {
+function newHead(sessionId: string, createdAt: string, parent: TranscriptParent | undefined): TranscriptHead {
   const head: TranscriptHead = {
     format: "keel.transcript",
     formatVersion: TRANSCRIPT_FORMAT_VERSION,
     sessionId,
     leafId: null,
     atSeq: 0,
-    createdAt: new Date(clock.now()).toISOString(),
+    createdAt,
   };
   if (parent) head.parent = parent;
   return head;
@@ -149,7 +112,9 @@ async function readOrCreateHead(options: Required<Pick<OpenTranscriptOptions, "s
     if (options.create === false) {
       return err(new KeelError("not_found", `transcript "${sessionId}" does not exist: open it with create: true to start it`, { details: { sessionId } }));
     }
-    const created = await store.docs.put(headKey(sessionId), newHead(sessionId, clock, options.parent) as unknown as JsonValue, { create: true });
+    const createdAt = isoNow(clock);
+    if (createdAt.isErr()) return err(createdAt.error);
+    const created = await store.docs.put(headKey(sessionId), newHead(sessionId, createdAt.value, options.parent) as unknown as JsonValue, { create: true });
     if (created.isOk()) return ok(created.value);
     if (created.error.code !== "conflict") return err(created.error);
   }
@@ -171,7 +136,8 @@ function checkHead(sessionId: string, doc: Doc): Result<TranscriptHead, KeelErro
 }
 
 /**
- * Opens (by default creating) a session's transcript on any store: reads its entries (a log)
+ * Opens (by default creating) a session's transcript on any store (strict options: an unknown
+ * option or one of the wrong type is `invalid_input`, and nothing is created): reads its entries (a log)
  * and its head (a document), checks them (`corrupt` for a bad record, a duplicate id, a missing
  * parent, a cycle, a leaf that does not exist; `unsupported` for a newer format) and answers a
  * {@link Transcript}. The first entry is written at once when appended: nothing is deferred.
@@ -184,7 +150,7 @@ function checkHead(sessionId: string, doc: Doc): Result<TranscriptHead, KeelErro
  * ```
  */
 export function openTranscript(options: OpenTranscriptOptions): ResultAsync<Transcript, KeelError> {
-  const checked = validate(OptionsSchema, options, "transcript options");
+  const checked = validate(OpenTranscriptOptionsSchema, options, "transcript options");
   if (checked.isErr()) return new ResultAsync(Promise.resolve(err(checked.error)));
   return new ResultAsync(openChecked(options));
 }
@@ -242,14 +208,32 @@ function createTranscript(state: TranscriptState): Transcript {
     return new ResultAsync(run);
   };
 
-  const prepare = (input: TranscriptEntryInput): Result<TranscriptEntry, KeelError> => {
-    if (typeof input !== "object" || input === null) return err(invalid("an entry must be an object with a type"));
-    const type = (input as { type?: unknown }).type;
-    if (typeof type !== "string" || !isKnownEntryType(type)) {
-      return err(invalid(`entry type ${JSON.stringify(type)} is not one this version writes: use message, model_change, thinking_change, compaction, branch_summary, custom, custom_message, label or session_info`, { type: String(type) }));
+  /** A caller's entry as it would be written: its own fields, the leaf as parent, an id and a timestamp (a throwing getter, clock or id maker is `invalid_input`). */
+  const complete = (input: TranscriptEntryInput): Result<Record<string, unknown>, KeelError> => {
+    try {
+      if (typeof input !== "object" || input === null || Array.isArray(input)) return err(invalid("an entry must be an object with a type"));
+      if (Object.hasOwn(input, "__proto__")) return err(invalid('an entry must not have a "__proto__" field: pass plain data', { field: "__proto__" }));
+      const type = (input as { type?: unknown }).type;
+      if (typeof type !== "string" || !isKnownEntryType(type)) {
+        return err(invalid(`entry type ${typeof type === "string" ? JSON.stringify(type.slice(0, 64)) : typeof type} is not one this version writes: use message, model_change, thinking_change, compaction, branch_summary, custom, custom_message, label or session_info`, { type: typeof type === "string" ? type.slice(0, 64) : typeof type }));
+      }
+      let timestamp: string | undefined = input.timestamp;
+      if (timestamp === undefined) {
+        const now = isoNow(state.clock);
+        if (now.isErr()) return err(now.error);
+        timestamp = now.value;
+      }
+      return ok({ ...input, id: input.id ?? newEntryId(), parentId: state.leafId, timestamp });
+    } catch (error) {
+      return err(new KeelError("invalid_input", `the entry could not be read: ${error instanceof Error ? error.message : String(error)}: pass plain data`, { cause: error }));
     }
-    const raw = { ...input, id: input.id ?? newEntryId(), parentId: state.leafId, timestamp: input.timestamp ?? new Date(state.clock.now()).toISOString() };
-    const parsed = parseEntry(raw, `${type} entry`);
+  };
+
+  const prepare = (input: TranscriptEntryInput): Result<TranscriptEntry, KeelError> => {
+    const raw = complete(input);
+    if (raw.isErr()) return err(raw.error);
+    const type = raw.value["type"] as string;
+    const parsed = parseEntry(raw.value, `${type} entry`);
     if (parsed.isErr()) return err(parsed.error);
     const entry = parsed.value;
     if (state.tree.get(entry.id)) return err(new KeelError("conflict", `entry id "${entry.id}" is already in transcript "${sessionId}": use a new id`, { details: { entryId: entry.id } }));
@@ -316,6 +300,10 @@ function createTranscript(state: TranscriptState): Transcript {
     return ok(undefined);
   };
 
+  /** A leaf argument of a read: `undefined` for the current leaf. */
+  const leafArgument = (leafId: unknown): Result<string | null, KeelError> =>
+    leafId === undefined ? ok(state.leafId) : validate(LeafArgumentSchema, leafId, "leaf id (an entry id, or null)");
+
   const transcript: Transcript = {
     sessionId,
     parent: state.head.parent,
@@ -331,23 +319,33 @@ function createTranscript(state: TranscriptState): Transcript {
         const written = await writeEntries([entry.value]);
         return written.map(() => entry.value);
       }),
-    setLeaf: (id) => serialize(() => writeLeaf(id)),
-    branch: (fromId) => {
-      if (typeof fromId !== "string") return new ResultAsync(Promise.resolve(err(invalid("branch needs the id of an existing entry"))));
-      return serialize(() => writeLeaf(fromId));
+    setLeaf: (id) => {
+      const checked = validate(LeafArgumentSchema, id, "leaf id (an entry id, or null)");
+      if (checked.isErr()) return new ResultAsync(Promise.resolve(err(checked.error)));
+      return serialize(() => writeLeaf(checked.value));
     },
-    path: (leafId) => state.tree.path(leafId === undefined ? state.leafId : leafId),
-    children: (id) => state.tree.children(id),
-    label: (id) => state.tree.label(id),
+    branch: (fromId) => {
+      const checked = validate(EntryIdSchema, fromId, "branch point (the id of an existing entry)");
+      if (checked.isErr()) return new ResultAsync(Promise.resolve(err(checked.error)));
+      return serialize(() => writeLeaf(checked.value));
+    },
+    path: (leafId) => leafArgument(leafId).andThen((id) => state.tree.path(id)),
+    children: (id) => validate(LeafArgumentSchema, id, "parent id (an entry id, or null for the roots)").andThen((checked) => state.tree.children(checked)),
+    label: (id) => (typeof id === "string" ? state.tree.label(id) : undefined),
     setLabel: (targetId, label) => transcript.append(label === undefined ? { type: "label", targetId } : { type: "label", targetId, label }),
-    buildContext: (leafId) => state.tree.buildContext(leafId === undefined ? state.leafId : leafId),
+    buildContext: (leafId) => leafArgument(leafId).andThen((id) => state.tree.buildContext(id)),
     navigate: (targetId, navigateOptions) => navigateTranscript(transcript, targetId, navigateOptions),
     compact: (compactOptions) => compactTranscript(transcript, compactOptions),
-    fork: (forkOptions) => {
+    fork: (given) => {
+      const checked = validate(ForkOptionsSchema, given, "fork options");
+      if (checked.isErr()) return new ResultAsync(Promise.resolve(err(checked.error)));
+      const forkOptions = checked.value;
       const fromId = forkOptions.fromId === undefined ? state.leafId : forkOptions.fromId;
       const path = state.tree.path(fromId);
       if (path.isErr()) return new ResultAsync(Promise.resolve(err(path.error)));
       const target = forkOptions.store ?? store;
+      const fits = checkEntriesFit(target, path.value);
+      if (fits.isErr()) return new ResultAsync(Promise.resolve(err(fits.error)));
       return openTranscript({
         store: target,
         sessionId: forkOptions.sessionId,
@@ -365,6 +363,20 @@ function createTranscript(state: TranscriptState): Transcript {
   };
   internalWriters.set(transcript, (entries) => serialize(() => writeEntries(entries)));
   return transcript;
+}
+
+/**
+ * `too_large` (or `invalid_input`) for the first entry the store would refuse, by the store's own
+ * encoding check: a fork or an import opens (creates) its session before it writes the entries,
+ * so it asks this first and a refused one writes nothing.
+ */
+export function checkEntriesFit(store: KeelStore, entries: readonly TranscriptEntry[]): Result<void, KeelError> {
+  const maxBytes = store.capabilities?.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES;
+  for (const entry of entries) {
+    const encoded = encodeValue(entry, maxBytes, `entry "${entry.id}"`);
+    if (encoded.isErr()) return err(encoded.error);
+  }
+  return ok(undefined);
 }
 
 const internalWriters = new WeakMap<Transcript, (entries: readonly TranscriptEntry[]) => ResultAsync<void, KeelError>>();

@@ -26,7 +26,7 @@ export interface TranscriptTree {
   label(id: string): string | undefined;
   /** Every label in force, by entry id. */
   labels(): ReadonlyMap<string, string>;
-  /** The model's context at `leafId` (see {@link buildContextFromPath}). `not_found` for an unknown id. */
+  /** The model's context at `leafId`, projected from its path in time linear in the path. `not_found` for an unknown id. */
   buildContext(leafId: string | null): Result<TranscriptContext, KeelError>;
 }
 
@@ -54,6 +54,22 @@ function corrupt(message: string, details: Record<string, string | number>): Kee
  * and its index in `entries` (`details.index`).
  */
 export function checkForest(entries: readonly TranscriptEntry[]): Result<Map<string, TranscriptEntry>, KeelError> {
+  const checked = checkEntries(entries, "checkForest");
+  return checked.isErr() ? err(checked.error) : indexForest(entries);
+}
+
+/** `invalid_input` unless `entries` is an array of valid entries (the fast path answers most). */
+function checkEntries(entries: readonly TranscriptEntry[], what: string): Result<void, KeelError> {
+  if (!Array.isArray(entries)) return err(new KeelError("invalid_input", `${what} needs an array of entries`));
+  for (let index = 0; index < entries.length; index++) {
+    const checked = readEntry(entries[index], `entry ${index}`);
+    if (checked.isErr()) return err(checked.error);
+  }
+  return ok(undefined);
+}
+
+/** {@link checkForest} of entries already validated (read from a store or checked by the caller). */
+export function indexForest(entries: readonly TranscriptEntry[]): Result<Map<string, TranscriptEntry>, KeelError> {
   const byId = new Map<string, TranscriptEntry>();
   const forward: TranscriptEntry[] = [];
   for (let index = 0; index < entries.length; index++) {
@@ -169,12 +185,9 @@ export function createMutableTree(entries: readonly TranscriptEntry[], byId: Map
  * ```
  */
 export function createTranscriptTree(entries: readonly TranscriptEntry[]): Result<TranscriptTree, KeelError> {
-  if (!Array.isArray(entries)) return err(new KeelError("invalid_input", "createTranscriptTree needs an array of entries"));
-  for (let index = 0; index < entries.length; index++) {
-    const checked = readEntry(entries[index], `entry ${index}`);
-    if (checked.isErr()) return err(checked.error);
-  }
-  return checkForest(entries).map((byId) => {
+  const checked = checkEntries(entries, "createTranscriptTree");
+  if (checked.isErr()) return err(checked.error);
+  return indexForest(entries).map((byId) => {
     const tree = createMutableTree(entries, byId);
     const { add: _add, ...readOnly } = tree;
     return Object.defineProperty(readOnly, "size", { get: () => tree.size, enumerable: true }) as TranscriptTree;

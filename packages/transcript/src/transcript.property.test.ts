@@ -151,8 +151,9 @@ describe("buildContext over random trees", () => {
       }),
       { numRuns: 150 },
     );
-    // The runs must reach compactions that keep entries, not only trivial trees.
-    expect(compactedLeaves).toBeGreaterThan(40);
+    // The runs must reach compactions that keep entries, not only trivial trees. Over 150 random
+    // runs the count is about 60 (34–87 seen): the floor says "many", not a figure one seed may miss.
+    expect(compactedLeaves).toBeGreaterThan(10);
   });
 });
 

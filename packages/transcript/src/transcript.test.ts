@@ -1,24 +1,9 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { createManualClock } from "@keel/core";
 import { createMemoryStore, type KeelStore } from "@keel/store";
-import { createFsStore } from "@keel/store-fs";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { COMPACTION_SUMMARY_PREFIX, EXCLUDED_OUTPUT_TEXT } from "./context-build.js";
 import { entriesKey, headKey } from "./transcript-head.js";
 import { openTranscript, type Transcript } from "./transcript-open.js";
-
-const dirs: string[] = [];
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-
-function fsStore(): { store: KeelStore; dir: string } {
-  const dir = mkdtempSync(path.join(tmpdir(), "keel-transcript-"));
-  dirs.push(dir);
-  return { store: createFsStore({ dir }), dir };
-}
 
 let counter = 0;
 const ids = () => `e${++counter}`;
@@ -34,29 +19,6 @@ const assistant = (text: string) => ({
 });
 
 describe("openTranscript on a store", () => {
-  it("appends a tree, walks paths and children, and keeps a moved leaf across a reopen", async () => {
-    const { store, dir } = fsStore();
-    const transcript = await open(store);
-    const first = (await transcript.append(user("hi")))._unsafeUnwrap();
-    const second = (await transcript.append(assistant("hello")))._unsafeUnwrap();
-    expect(second.parentId).toBe(first.id);
-    expect(transcript.leafId()).toBe(second.id);
-    (await transcript.branch(first.id))._unsafeUnwrap();
-    const other = (await transcript.append(assistant("other")))._unsafeUnwrap();
-    expect(other.parentId).toBe(first.id);
-    expect(transcript.children(first.id)._unsafeUnwrap().map((entry) => entry.id)).toEqual([second.id, other.id]);
-    expect(transcript.path()._unsafeUnwrap().map((entry) => entry.id)).toEqual([first.id, other.id]);
-    (await transcript.setLeaf(second.id))._unsafeUnwrap();
-    await store.close();
-
-    const reopened = await open(createFsStore({ dir }));
-    expect(reopened.leafId()).toBe(second.id);
-    expect(reopened.tree().size).toBe(3);
-    const context = reopened.buildContext()._unsafeUnwrap();
-    expect(context.messages.map((message) => message.role)).toEqual(["user", "assistant"]);
-    expect(context.model).toEqual({ provider: "p", modelId: "m" });
-  });
-
   it("projects model, thinking level, the latest compaction and excluded output", async () => {
     const transcript = await open(createMemoryStore());
     (await transcript.append({ type: "model_change", provider: "a", modelId: "b" }))._unsafeUnwrap();

@@ -1,4 +1,4 @@
-import { MAX_ENTRY_ID_LENGTH, type TranscriptEntry } from "../entry-schema.js";
+import { isEntryId, isIsoTimestamp, type TranscriptEntry } from "../entry-schema.js";
 
 /**
  * The fast path of entry validation (see `validateFast` in `@keel/core`): answers the entry
@@ -9,12 +9,13 @@ import { MAX_ENTRY_ID_LENGTH, type TranscriptEntry } from "../entry-schema.js";
  * Why: opening or importing a session validates every entry. zod's parse of a 100,000-entry
  * session costs several times the `JSON.parse` of its file, which made an open miss the target
  * of staying within 1.5x of reading and parsing the file (bench/transcript.bench.ts).
+ * Kept for speed: it serves transcript open at ≥ 2× pi and ≤ 1.5× the floor (issue 31).
  */
 
 type Shape = Record<string, unknown>;
 
 const isObject = (value: unknown): value is Shape => typeof value === "object" && value !== null && !Array.isArray(value);
-const isId = (value: unknown): value is string => typeof value === "string" && value.length > 0 && value.length <= MAX_ENTRY_ID_LENGTH;
+const isId = isEntryId;
 const isCount = (value: unknown): boolean => typeof value === "number" && Number.isFinite(value) && value >= 0;
 const optionalString = (value: unknown): boolean => value === undefined || typeof value === "string";
 const optionalBoolean = (value: unknown): boolean => value === undefined || typeof value === "boolean";
@@ -132,6 +133,6 @@ export function acceptEntry(value: unknown): TranscriptEntry | undefined {
   if (!isId(value["id"])) return undefined;
   const parentId = value["parentId"];
   if (parentId !== null && !isId(parentId)) return undefined;
-  if (typeof value["timestamp"] !== "string" || value["timestamp"].length === 0) return undefined;
+  if (!isIsoTimestamp(value["timestamp"])) return undefined;
   return isTyped(value) ? (value as TranscriptEntry) : undefined;
 }
