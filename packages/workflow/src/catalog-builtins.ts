@@ -1,15 +1,20 @@
+import { SEED_ROLES, SEED_SKILLS } from "./catalog-seed.js";
 import type { DefinitionSet } from "./definition-schemas.js";
 
 const header = (id: string, description: string) => ({ schemaVersion: 1 as const, id, version: "1.0.0", description });
 
 /**
- * The built-in definitions: the skills and roles the two example workflows compose, and the
- * workflows `implement_issue` (explore → plan → implement checkpoint → test analysis → review →
+ * The built-in definitions: the 15 skills and 12 roles of the local-agent bridge's catalog
+ * (`repository-discovery` … `maintainability-review`; `repository-explorer` … `documentation-reviewer`),
+ * the skills and roles the two example workflows compose (`explore`, `plan`, `test_analysis`,
+ * `diff_review`, `security_review`, `resource_review`; `explorer`, `tester`, `reviewer`, and the
+ * bridge's `planner`), and the workflows `implement_issue` (explore → plan → implement checkpoint → test analysis → review →
  * final checkpoint) and `review_change` (explore → review → optional security and resource
  * reviews → decide). A project catalog may add definitions but never shadow one of these ids.
  */
 export const BUILTIN_DEFINITIONS: Readonly<Required<Omit<DefinitionSet, "profiles">>> = Object.freeze({
   skills: [
+    ...SEED_SKILLS,
     {
       ...header("explore", "Map the code the task touches: files, entry points, tests, risks."),
       instructions: "Read the objective and the evidence. List the files and functions involved, the tests that cover them and open questions. Report facts with paths; do not propose a change.",
@@ -40,8 +45,8 @@ export const BUILTIN_DEFINITIONS: Readonly<Required<Omit<DefinitionSet, "profile
     },
   ],
   roles: [
+    ...SEED_ROLES,
     { ...header("explorer", "Reads code and reports facts."), skills: ["explore"], tier: "medium" as const, minimumStrength: 20, attempts: 2 },
-    { ...header("planner", "Plans a change."), skills: ["plan"], tier: "large" as const, minimumStrength: 40, attempts: 2 },
     { ...header("tester", "Analyses test output."), skills: ["test_analysis"], tier: "medium" as const, minimumStrength: 20, attempts: 2 },
     {
       ...header("reviewer", "Reviews changes."),
@@ -67,7 +72,7 @@ export const BUILTIN_DEFINITIONS: Readonly<Required<Omit<DefinitionSet, "profile
       ],
     },
     {
-      ...header("review_change", "Explore and review a change, with security and resource reviews when the risk or size calls for them."),
+      ...header("review_change", "Explore and review a change, with security and resource reviews when the risk or size calls for them or the task requests them."),
       kind: "review" as const,
       reviseFrom: "explore",
       maxCorrections: 2,
@@ -79,7 +84,7 @@ export const BUILTIN_DEFINITIONS: Readonly<Required<Omit<DefinitionSet, "profile
           kind: "local" as const,
           role: "reviewer",
           skills: ["security_review"],
-          when: { risk: ["medium" as const, "high" as const] },
+          when: { risk: ["medium" as const, "high" as const], requested: "security_review" as const },
           originalEvidence: true,
         },
         {
@@ -87,7 +92,7 @@ export const BUILTIN_DEFINITIONS: Readonly<Required<Omit<DefinitionSet, "profile
           kind: "local" as const,
           role: "reviewer",
           skills: ["resource_review"],
-          when: { complexity: ["large" as const] },
+          when: { complexity: ["large" as const], requested: "resource_review" as const },
           originalEvidence: true,
         },
         { id: "decide", kind: "checkpoint" as const, final: true, prompt: "Decide: accept, revise with new evidence, or reject." },

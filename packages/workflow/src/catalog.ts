@@ -1,7 +1,7 @@
-import { lstat, readdir, readFile } from "node:fs/promises";
+import { lstat, readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { KeelError, canonicalJson, digest, utf8Bytes } from "@keel/core";
-import { err, ok, ResultAsync, type Result } from "neverthrow";
+import { err, errAsync, ok, ResultAsync, type Result } from "neverthrow";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { BUILTIN_DEFINITIONS } from "./catalog-builtins.js";
@@ -58,6 +58,35 @@ const LimitsOptionSchema = z
   })
   .optional();
 
+/** The options of every catalog entry point, strict: an unknown option is refused. */
+const CatalogOptionsSchema = z.strictObject({ builtins: z.boolean().optional(), limits: LimitsOptionSchema });
+
+/** Definitions given as objects: only the four kinds, each an array (its items are checked as definitions). */
+const DefinitionSetSchema = z.strictObject({
+  skills: z.array(z.unknown()).optional(),
+  roles: z.array(z.unknown()).optional(),
+  workflows: z.array(z.unknown()).optional(),
+  profiles: z.array(z.unknown()).optional(),
+});
+
+/** A catalog directory as named by the caller: a non-empty path without NUL. */
+const DirectorySchema = z
+  .string()
+  .min(1, "name the catalog directory")
+  .max(4096)
+  .refine((path) => !path.includes("\0"), "a path must not contain NUL");
+
+/** The issues of a value that fails `schema`, as catalog issues of `file`; a throwing getter is one issue too. */
+function schemaIssues(schema: z.ZodType, value: unknown, file: string): CatalogIssue[] {
+  try {
+    const parsed = schema.safeParse(value);
+    if (parsed.success) return [];
+    return parsed.error.issues.map((issue) => ({ file, path: issue.path.map(String).join("."), rule: "schema", reason: issueReason(issue) }));
+  } catch (error) {
+    return [{ file, path: "", rule: "schema", reason: `reading it threw: ${(error as Error).message}` }];
+  }
+}
+
 /** The outcome of inspecting definitions: the catalog when valid, and every problem found. */
 export interface CatalogInspection {
   catalog: Catalog | undefined;
@@ -73,9 +102,12 @@ interface RawDocument {
 
 /**
  * Validates definitions given as objects (plus the built-ins) and reports every problem.
- * Never throws for bad definitions: they are issues.
+ * Never throws: bad definitions are issues, and so are definitions that are not an object of
+ * the four kinds (`null`, an unknown key: file `<objects>`) and bad options (file `<options>`).
  */
 export function inspectDefinitions(definitions: DefinitionSet, options: CatalogOptions = {}): CatalogInspection {
+  const refused = [...schemaIssues(CatalogOptionsSchema, options, "<options>"), ...schemaIssues(DefinitionSetSchema, definitions, "<objects>")];
+  if (refused.length > 0) return { catalog: undefined, issues: refused };
   const issues: CatalogIssue[] = [];
   const documents: RawDocument[] = [];
   for (const kind of DEFINITION_KINDS) {
@@ -99,7 +131,10 @@ export function inspectDefinitions(definitions: DefinitionSet, options: CatalogO
   return finish(documents, issues, options);
 }
 
-/** {@link inspectDefinitions} as a result: the catalog, or `invalid_input` / `limit_exceeded` listing every issue in `details.issues`. */
+/**
+ * {@link inspectDefinitions} as a result: the catalog, or `invalid_input` / `limit_exceeded`
+ * listing every issue in `details.issues`. Never throws: `createCatalog(null)` is `invalid_input`.
+ */
 export function createCatalog(definitions: DefinitionSet = {}, options: CatalogOptions = {}): Result<Catalog, KeelError> {
   return asResult(inspectDefinitions(definitions, options));
 }
@@ -109,21 +144,45 @@ export function createCatalog(definitions: DefinitionSet = {}, options: CatalogO
  * definition per `.json`, `.yaml` or `.yml` file) and reports every problem with its file, the
  * path inside the document and the reason. Only regular files are read: a symlink, a nested
  * directory or another file type is an issue. YAML anchors are refused (there are no includes).
+ *
+ * A directory that does not exist is `not_found` and a path that is not a directory
+ * `invalid_input` (a mistyped `--catalog` must not silently leave the built-ins only); a
+ * directory with no definition file at all is an issue (rule `file`), so `loadCatalog` refuses it
+ * with `invalid_input`. A directory name that is not a non-empty string without NUL, or options
+ * that are not a strict {@link CatalogOptions}, is `invalid_input`. The root itself may be a link.
  */
 export function inspectCatalogDirectory(directory: string, options: CatalogOptions = {}): ResultAsync<CatalogInspection, KeelError> {
+  const refused = [...schemaIssues(DirectorySchema, directory, "<directory>"), ...schemaIssues(CatalogOptionsSchema, options, "<options>")];
+  if (refused.length > 0) {
+    const first = refused[0]!;
+    return errAsync(new KeelError("invalid_input", `invalid catalog ${first.file === "<options>" ? "options" : "directory"}${first.path ? ` at ${first.path}` : ""}: ${first.reason}`, { details: { what: "workflow catalog", issues: refused.map((issue) => ({ ...issue })) } }));
+  }
   return ResultAsync.fromThrowable(
-    async () => {
+    async (): Promise<CatalogInspection | KeelError> => {
+      // The root is the caller's to name and may be a link; everything under it is read without following links.
+      const root = await stat(directory).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === "ENOENT" || error.code === "ENOTDIR") return undefined;
+        throw error;
+      });
+      if (!root) return new KeelError("not_found", `catalog directory ${directory} does not exist: check the path (a mistyped --catalog would drop the project's definitions)`, { details: { what: "workflow catalog", directory } });
+      if (!root.isDirectory()) return new KeelError("invalid_input", `catalog directory ${directory} is not a directory: name the directory that holds skills/, roles/, workflows/ and profiles/`, { details: { what: "workflow catalog", directory } });
       const limits = resolveLimits(options);
       const issues: CatalogIssue[] = [];
       const documents: RawDocument[] = [];
       for (const kind of DEFINITION_KINDS) await readKind(directory, kind, limits, documents, issues);
+      if (documents.length === 0 && issues.length === 0) {
+        issues.push({ file: directory, path: "", rule: "file", reason: "no definitions: the directory holds no skills/, roles/, workflows/ or profiles/ files (is it the catalog directory? leave the catalog out to use the built-ins only)" });
+      }
       return finish(documents, issues, options);
     },
     (error) => new KeelError("io_failed", `could not read catalog directory ${directory}: ${(error as Error).message}`, { cause: error }),
-  )();
+  )().andThen((outcome) => (outcome instanceof KeelError ? errAsync(outcome) : ok(outcome)));
 }
 
-/** {@link inspectCatalogDirectory} as a result: the catalog, or an error listing every issue. */
+/**
+ * {@link inspectCatalogDirectory} as a result: the catalog, or an error listing every issue
+ * (`not_found` for a missing directory, `invalid_input` for an empty one or bad definitions).
+ */
 export function loadCatalog(directory: string, options: CatalogOptions = {}): ResultAsync<Catalog, KeelError> {
   return inspectCatalogDirectory(directory, options).andThen((inspection) => asResult(inspection));
 }

@@ -1,5 +1,5 @@
 import { isSafeName } from "@keel/core";
-import { LimitsSchema } from "@keel/budget";
+import { LimitsSchema } from "@keel/budget/schemas";
 import { z } from "zod";
 
 /** The definition format version this package reads. */
@@ -77,10 +77,21 @@ export type RoleDefinitionInput = z.input<typeof RoleDefinitionSchema>;
 /** A validated role definition. */
 export type RoleDefinition = z.output<typeof RoleDefinitionSchema>;
 
-/** When a local stage runs: every listed field must match the task (absent fields match all). */
+/** Task flags that request a stage explicitly (see {@link StageConditionSchema}'s `requested`). */
+export const STAGE_REQUESTS = ["security_review", "resource_review"] as const;
+
+/** A task flag that requests a stage. */
+export type StageRequest = (typeof STAGE_REQUESTS)[number];
+
+/**
+ * When a local stage runs: every listed field must match the task (absent fields match all).
+ * `requested` names a task flag (`security_review`, `resource_review`) that runs the stage
+ * whatever its risk and complexity conditions say.
+ */
 export const StageConditionSchema = z.strictObject({
   risk: z.array(z.literal(RISKS)).min(1).max(3).optional(),
   complexity: z.array(z.literal(COMPLEXITIES)).min(1).max(3).optional(),
+  requested: z.literal(STAGE_REQUESTS).optional(),
 });
 
 /** A stage run by a role on a model: its skills in order, and the earlier stages it reads. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { AbortRequestSchema, CheckpointRequestSchema, HandoffPacketSchema, PlanRequestSchema, StatusRequestSchema, StepRequestSchema, TaskSchema } from "./index.js";
+import { AbortRequestSchema, CheckpointRequestSchema, HandoffPacketSchema, PlanRequestSchema, StatusRequestSchema, StepRequestSchema, TaskSchema } from "./schemas.js";
 
 describe("request schemas are the wire contract", () => {
   it("each converts to JSON Schema for an MCP tool or a CLI", () => {

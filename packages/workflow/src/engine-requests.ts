@@ -19,8 +19,9 @@ export const RunVersionSchema = z.number().int().min(1);
 
 /**
  * A task: what to do (objective), with which workflow and profile, over which scope, at which
- * risk and complexity, and the evidence it starts from. Under one `taskId`, the objective,
- * workflow, profile, scope, risk and complexity cannot change.
+ * risk and complexity, and the evidence it starts from. `security_review` and `resource_review`
+ * request those stages explicitly, whatever the risk and complexity. Under one `taskId`, the
+ * objective, workflow, profile, scope, risk, complexity and flags cannot change.
  */
 export const TaskSchema = z.strictObject({
   taskId: TaskIdSchema,
@@ -30,6 +31,8 @@ export const TaskSchema = z.strictObject({
   scope: z.array(ProjectPathSchema).max(64).default([]),
   risk: z.literal(RISKS).default("medium"),
   complexity: z.literal(COMPLEXITIES).default("medium"),
+  security_review: z.boolean().optional(),
+  resource_review: z.boolean().optional(),
   evidence: EvidenceSchema.default({}),
 });
 
@@ -69,9 +72,15 @@ export interface SignedPacket {
   packet: HandoffPacket;
 }
 
-/** The body of `step`: the latest version, fresh evidence, packets passed back, a lower tier cap, a mismatch policy. */
+/**
+ * The body of `step`: the latest version, fresh evidence, packets passed back, a lower tier cap,
+ * a mismatch policy, and `continueHandoff` to continue a run handed off because a step was
+ * interrupted (`outcome.reason: "interrupted"`): the interrupted stage's call then runs again,
+ * paid again, by the caller's explicit choice.
+ */
 export const StepBodySchema = z.strictObject({
   version: RunVersionSchema,
+  continueHandoff: z.boolean().optional(),
   evidence: EvidenceSchema.optional(),
   packets: z.array(z.strictObject({ digest: z.string().max(80), packet: HandoffPacketSchema })).max(32).optional(),
   tierCap: TierSchema.optional(),

@@ -4,8 +4,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { EvidenceSchema, cutText, intakeEvidence, type EvidenceInput } from "./index.js";
-import { makeEngine, reviewTask } from "../test/support.js";
+import { intakeEvidence, type EvidenceInput } from "./index.js";
+import { cutText } from "./response-bounds.js";
+import { EvidenceSchema } from "./schemas.js";
+import { makeEngine, reviewTask } from "../../../test/support/workflow-harness.js";
 
 const parse = (input: EvidenceInput) => EvidenceSchema.safeParse(input);
 

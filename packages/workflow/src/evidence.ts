@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { lstat, readFile, realpath } from "node:fs/promises";
 import { isAbsolute, join, relative, sep } from "node:path";
-import { KeelError } from "@keel/core";
+import { KeelError, validate } from "@keel/core";
 import { errAsync, okAsync, ResultAsync } from "neverthrow";
 import { z } from "zod";
 import { ProjectPathSchema } from "./definition-schemas.js";
@@ -67,6 +67,28 @@ export type EvidenceInput = z.input<typeof EvidenceSchema>;
 /** Validated evidence. */
 export type Evidence = z.output<typeof EvidenceSchema>;
 
+/** A source root: a non-empty path without NUL. */
+const SourceRootSchema = z
+  .string()
+  .min(1)
+  .max(4096)
+  .refine((path) => !path.includes("\0"), "a path must not contain NUL");
+
+const FileExcerptSchema = z.strictObject({ path: z.string(), firstLine: z.number().int(), lastLine: z.number().int(), text: z.string(), hash: z.string() });
+
+/** An {@link EvidenceSnapshot}: what intake made (the snapshot it merges onto; a run's evidence). */
+export const EvidenceSnapshotSchema = z.strictObject({
+  context: z.string(),
+  diff: z.string(),
+  testOutput: z.string(),
+  validationStatus: ValidationStatusSchema,
+  revision: z.string(),
+  files: z.array(FileExcerptSchema),
+});
+
+const IntakeInputSchema = z.strictObject({ evidence: EvidenceSchema, sourceRoot: SourceRootSchema.optional(), previous: EvidenceSnapshotSchema });
+const FingerprintInputSchema = z.strictObject({ sourceRoot: SourceRootSchema, paths: z.array(ProjectPathSchema).max(64) });
+
 /** A file excerpt read at intake, with the hash of the whole file beside it. */
 export interface FileExcerpt {
   path: string;
@@ -98,10 +120,13 @@ export function emptyEvidence(): EvidenceSnapshot {
  * root (no `..`, no symlink leading out, regular files only), its lines cut to the range, the
  * whole file hashed. The excerpts count towards the 48,000-character total.
  *
- * Errors: `invalid_input` (outside the root, not a regular file, a line range past the end),
+ * Errors: `invalid_input` (evidence that fails {@link EvidenceSchema}, a root that is not a
+ * non-empty path, outside the root, not a regular file, a line range past the end),
  * `not_found`, `too_large` (the total), `unsupported` (files selected with no source root).
  */
 export function intakeEvidence(evidence: Evidence, sourceRoot: string | undefined, previous: EvidenceSnapshot = emptyEvidence()): ResultAsync<EvidenceSnapshot, KeelError> {
+  const checked = validate(IntakeInputSchema, { evidence, sourceRoot, previous }, "evidence");
+  if (checked.isErr()) return errAsync(checked.error);
   const base = {
     context: evidence.context ?? previous.context,
     diff: evidence.diff ?? previous.diff,
@@ -124,22 +149,51 @@ export function intakeEvidence(evidence: Evidence, sourceRoot: string | undefine
   });
 }
 
-/** Hashes the current bytes of files under the root (for fingerprint checks); a missing file hashes as `missing`. */
+/**
+ * Hashes the current bytes of files under the root (for fingerprint checks), each checked as an
+ * excerpt is (one containment check): a missing file hashes as `missing`, and a path that is now a
+ * symlink, not a regular file or outside the root as `not_a_file` (never read through a link).
+ * `invalid_input` for a root that is not a non-empty path or paths that are not project paths.
+ */
 export function fingerprintFiles(sourceRoot: string, paths: readonly string[]): ResultAsync<Record<string, string>, KeelError> {
+  const checked = validate(FingerprintInputSchema, { sourceRoot, paths }, "fingerprint request");
+  if (checked.isErr()) return errAsync(checked.error);
   return ResultAsync.fromThrowable(
     async () => {
       const result: Record<string, string> = {};
+      const root = await realpath(sourceRoot);
       for (const path of paths) {
-        const bytes = await readFile(join(sourceRoot, path)).catch((error: NodeJS.ErrnoException) => {
-          if (error.code === "ENOENT") return undefined;
-          throw error;
-        });
-        result[path] = bytes ? hashBytes(bytes) : "missing";
+        const located = await locateInside(root, path);
+        result[path] = located.kind === "file" ? hashBytes(await readFile(located.target)) : located.kind === "missing" ? "missing" : "not_a_file";
       }
       return result;
     },
     (error) => new KeelError("io_failed", `could not fingerprint source files: ${(error as Error).message}`, { cause: error }),
   )();
+}
+
+/** Where a project path leads under a (real) root: a regular file inside it, nothing, or something else (with why). */
+type Located = { kind: "file"; target: string } | { kind: "missing" } | { kind: "refused"; reason: string };
+
+/**
+ * The one containment check of evidence paths: the path is looked at without following a final
+ * link (a symlink is refused, saying whether it leads out), must be a regular file, and its real
+ * path must stay under the root (a symlinked directory on the way is refused).
+ */
+async function locateInside(root: string, path: string): Promise<Located> {
+  const target = join(root, path);
+  const stat = await lstat(target).catch(() => undefined);
+  if (!stat) return { kind: "missing" };
+  if (stat.isSymbolicLink()) {
+    const resolved = await realpath(target).catch(() => undefined);
+    const inside = resolved === undefined ? ".." : relative(root, resolved);
+    if (inside.startsWith("..") || isAbsolute(inside) || inside.split(sep).includes("..")) return { kind: "refused", reason: "is a symlink leading out of the source root" };
+    return { kind: "refused", reason: "is a symlink: select the file it points to" };
+  }
+  if (!stat.isFile()) return { kind: "refused", reason: "is not a regular file" };
+  const resolvedParent = relative(root, await realpath(target));
+  if (resolvedParent.startsWith("..") || isAbsolute(resolvedParent)) return { kind: "refused", reason: "resolves outside the source root (a symlinked directory)" };
+  return { kind: "file", target };
 }
 
 function hashBytes(bytes: Buffer): string {
@@ -151,20 +205,10 @@ function readExcerpt(sourceRoot: string, file: FileSelection): ResultAsync<FileE
     new KeelError(code, `evidence file "${file.path}" ${message}`, { details: { what: "evidence file", path: file.path } });
   return ResultAsync.fromThrowable(
     async (): Promise<FileExcerpt | KeelError> => {
-      const root = await realpath(sourceRoot);
-      const target = join(root, file.path);
-      const stat = await lstat(target).catch(() => undefined);
-      if (!stat) return bad("does not exist under the source root", "not_found");
-      if (stat.isSymbolicLink()) {
-        const resolved = await realpath(target);
-        const inside = relative(root, resolved);
-        if (inside.startsWith("..") || isAbsolute(inside) || inside.split(sep).includes("..")) return bad("is a symlink leading out of the source root");
-        return bad("is a symlink: select the file it points to");
-      }
-      if (!stat.isFile()) return bad("is not a regular file");
-      const resolvedParent = relative(root, await realpath(target));
-      if (resolvedParent.startsWith("..") || isAbsolute(resolvedParent)) return bad("resolves outside the source root (a symlinked directory)");
-      const bytes = await readFile(target);
+      const located = await locateInside(await realpath(sourceRoot), file.path);
+      if (located.kind === "missing") return bad("does not exist under the source root", "not_found");
+      if (located.kind === "refused") return bad(located.reason);
+      const bytes = await readFile(located.target);
       const lines = bytes.toString("utf8").split("\n");
       if (file.lastLine > lines.length) return bad(`has ${lines.length} lines; lastLine ${file.lastLine} is past its end`);
       return { path: file.path, firstLine: file.firstLine, lastLine: file.lastLine, text: lines.slice(file.firstLine - 1, file.lastLine).join("\n"), hash: hashBytes(bytes) };

@@ -1,6 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ModelSchema, TIERS, selectModel, tierRank, type Model, type RoutingRole, type Tier } from "./index.js";
+import { tierRank } from "./definition-schemas.js";
+import { selectModel, type Model } from "./index.js";
+import { ModelSchema, TIERS, type RoutingRole, type Tier } from "./schemas.js";
 
 const model = (id: string, extra: Partial<Model> = {}): Model =>
   ModelSchema.parse({ id, strength: 50, contextWindow: 100_000, location: "installed", tier: "medium", ...extra });

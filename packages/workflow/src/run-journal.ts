@@ -1,7 +1,8 @@
-import { KeelError, digest, newId, type JsonObject } from "@keel/core";
+import { KeelError, digest, newId, type JsonObject, validate } from "@keel/core";
 import type { Fence, Key, LogStore } from "@keel/store";
 import { errAsync, okAsync, type ResultAsync } from "neverthrow";
-import type { MismatchPolicy } from "./engine-requests.js";
+import { RunIdSchema, type MismatchPolicy } from "./engine-requests.js";
+import { z } from "zod";
 
 /** What a journaled call was: enough to tell whether a new call is the same one. */
 export interface JournalCall {
@@ -15,7 +16,7 @@ export interface JournalCall {
 
 /** The recorded result of a call. */
 export type JournalResult =
-  | { ok: true; text: string; tokens: number | null; costMicroUsd: number | null; durationMs: number }
+  | { ok: true; text: string; tokens: number | null; costMicroUsd: number | null; durationMs: number; /** Set (and `text` empty) when the engine keeps digests only. */ textDigest?: string }
   | { ok: false; code: string; message: string; durationMs: number };
 
 /** One journal record: `{ callIndex, hash, result }`, plus the call it hashes (for a readable diff). */
@@ -41,6 +42,29 @@ export interface AppendJournalOptions {
   fence?: Fence;
 }
 
+const LogsSchema = z.custom<LogStore>((value) => typeof (value as LogStore | undefined)?.append === "function" && typeof (value as LogStore).read === "function", "logs must be a store's log port (store.logs)");
+const ReadInputSchema = z.strictObject({ logs: LogsSchema, runId: RunIdSchema });
+const JournalResultSchema = z.union([
+  z.strictObject({ ok: z.literal(true), text: z.string(), tokens: z.number().nullable(), costMicroUsd: z.number().nullable(), durationMs: z.number().nonnegative(), textDigest: z.string().max(80).optional() }),
+  z.strictObject({ ok: z.literal(false), code: z.string(), message: z.string(), durationMs: z.number().nonnegative() }),
+]);
+const JournalRecordShape = {
+  callIndex: z.number().int().nonnegative(),
+  hash: z.string().min(1),
+  call: z.strictObject({ stage: z.string(), skill: z.string(), model: z.string(), attempt: z.number().int().nonnegative(), promptDigest: z.string() }),
+  result: JournalResultSchema,
+};
+const CommitSchema = z.record(z.string(), z.unknown());
+const AppendInputSchema = z.strictObject({
+  logs: LogsSchema,
+  runId: RunIdSchema,
+  record: z.union([z.strictObject({ ...JournalRecordShape, commit: CommitSchema.optional() }), z.strictObject({ commit: CommitSchema })]),
+  options: z.strictObject({
+    expectedSeq: z.number().int().nonnegative().optional(),
+    fence: z.strictObject({ lease: z.string().min(1), token: z.number().int().nonnegative() }).optional(),
+  }),
+});
+
 /** The journal log of a run. */
 export function journalKey(runId: string): Key {
   return ["workflow-journal", runId];
@@ -52,10 +76,12 @@ export function callHash(call: JournalCall): string {
 }
 
 /**
- * Reads a run's journal: the latest record per call index (a `rerun` appends a newer record
+ * Reads a run's journal (`invalid_input` for a run id that is not a safe name): the latest record per call index (a `rerun` appends a newer record
  * for the same index, which then wins).
  */
 export function readJournal(logs: LogStore, runId: string): ResultAsync<Map<number, JournalRecord>, KeelError> {
+  const checked = validate(ReadInputSchema, { logs, runId }, "journal read");
+  if (checked.isErr()) return errAsync(checked.error);
   return logs.read(journalKey(runId)).andThen((records) => {
     const byIndex = new Map<number, JournalRecord>();
     for (const record of records) {
@@ -75,8 +101,14 @@ export function isCommitOnly(value: unknown): value is { commit: JsonObject } {
   return typeof value === "object" && value !== null && !Array.isArray(value) && "commit" in value && !("callIndex" in value);
 }
 
-/** Appends one record (one durable write), conditional on the journal's last seq and the lease when given; resolves the new last seq. */
+/**
+ * Appends one record (one durable write), conditional on the journal's last seq and the lease
+ * when given; resolves the new last seq. `invalid_input` (nothing written) for a run id that is
+ * not a safe name, a record that is not a {@link JournalEntry} or options that are not strict.
+ */
 export function appendJournal(logs: LogStore, runId: string, record: JournalEntry, options: AppendJournalOptions = {}): ResultAsync<number, KeelError> {
+  const checked = validate(AppendInputSchema, { logs, runId, record, options }, "journal append");
+  if (checked.isErr()) return errAsync(checked.error);
   const id = "callIndex" in record ? `c${record.callIndex}-${newId()}` : `s-${newId()}`;
   return logs
     .append(journalKey(runId), [{ id, value: record as unknown as JsonObject }], {
@@ -89,18 +121,21 @@ export function appendJournal(logs: LogStore, runId: string, record: JournalEntr
 /** How a call relates to the journal. */
 export type ReplayDecision =
   | { kind: "reuse"; record: JournalRecord }
-  | { kind: "live"; reason: "missing" | "empty_result" | "prefix_ended" | "rerun" }
+  | { kind: "live"; reason: "missing" | "empty_result" | "prefix_ended" | "rerun" | "not_retained" }
   | { kind: "mismatch"; policy: Exclude<MismatchPolicy, "rerun">; diff: string[] };
 
 /**
  * Decides, purely, whether a call's result comes from the journal. Results are reused up to
  * the first mismatch: a missing record, a changed call or an empty text result ends the
- * reusable prefix (`prefixOpen` false from then on), and later calls run live. A changed call
+ * reusable prefix (`prefixOpen` false from then on), and later calls run live; so does a
+ * record that keeps only its answer's digest (`not_retained`: an engine with `retention: "digests"`). A changed call
  * follows the policy: `pause` (default) and `fail` stop with a readable diff, `rerun` runs live.
  */
 export function decideReplay(call: JournalCall, record: JournalRecord | undefined, prefixOpen: boolean, policy: MismatchPolicy): ReplayDecision {
   if (!prefixOpen) return { kind: "live", reason: "prefix_ended" };
   if (!record) return { kind: "live", reason: "missing" };
+  // A record that keeps the answer's digest only cannot give the answer back: the call is not reusable.
+  if (record.result.ok && record.result.textDigest !== undefined) return { kind: "live", reason: "not_retained" };
   if (record.hash !== callHash(call)) {
     if (policy === "rerun") return { kind: "live", reason: "rerun" };
     return { kind: "mismatch", policy, diff: describeDiff(record.call, call) };

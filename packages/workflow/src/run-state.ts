@@ -1,7 +1,8 @@
-import { KeelError, digest, type JsonObject } from "@keel/core";
+import { KeelError, digest, type JsonObject, validate } from "@keel/core";
 import { err, ok, type Result } from "neverthrow";
-import type { CheckpointAction, HandoffPacket, Task } from "./engine-requests.js";
-import type { EvidenceSnapshot } from "./evidence.js";
+import { z } from "zod";
+import { CHECKPOINT_ACTIONS, RunVersionSchema, type CheckpointAction, type HandoffPacket, type Task } from "./engine-requests.js";
+import { EvidenceSnapshotSchema, type EvidenceSnapshot } from "./evidence.js";
 import type { SkipReason, WorkflowPlan } from "./workflow-plan.js";
 
 /** Where a run is. Terminal: `completed`, `rejected`, `aborted`, `handed_off`, `failed`. */
@@ -35,6 +36,10 @@ export interface PacketRecord {
   callIndex: number;
   cycle: number;
   bytes: number;
+  /** The task snapshot digest the packet is bound to (absent on runs written before it was kept: the run's). */
+  taskDigest?: string;
+  /** The source digest the packet is bound to (absent: the run's). */
+  sourceDigest?: string;
   content?: HandoffPacket;
 }
 
@@ -91,6 +96,51 @@ export interface RunDoc {
   invalidatedPackets: number;
   checkpoints: CheckpointRecord[];
   outcome: RunOutcome | null;
+  /**
+   * Open reservations of interrupted steps the run has already reported (a handoff named them,
+   * or a step that took over committed): they stay charged and are never reported again.
+   */
+  interruptedReservations?: string[];
+  /**
+   * `digests` when the run keeps its evidence (text and excerpts) and its calls' answers as
+   * digests only (the engine's `retention` at start); absent for `full`.
+   */
+  retention?: "digests";
+}
+
+/**
+ * The fields of a run document the decisions read: enough to refuse a value that is not a run
+ * (`invalid_input`) before a decision reads it. The engine's own documents always pass.
+ */
+const RunShapeSchema = z.looseObject({
+  runId: z.string(),
+  version: z.number().int(),
+  status: z.string(),
+  position: z.number().int().nonnegative(),
+  corrections: z.number().int().nonnegative(),
+  plan: z.looseObject({ stages: z.array(z.looseObject({ id: z.string(), kind: z.string() })), maxCorrections: z.number().int().nonnegative(), reviseFrom: z.string() }),
+  stages: z.array(z.looseObject({ id: z.string(), status: z.string() })),
+  evidence: EvidenceSnapshotSchema,
+  packets: z.array(z.looseObject({ stage: z.string() })),
+  checkpoints: z.array(z.unknown()),
+  invalidatedPackets: z.number().int().nonnegative(),
+});
+
+const DecisionInputSchema = z.strictObject({
+  action: z.literal(CHECKPOINT_ACTIONS),
+  version: RunVersionSchema,
+  note: z.string().optional(),
+  acknowledgeUnverifiedChecks: z.boolean().optional(),
+  disposition: z.string().optional(),
+  evidence: z.strictObject({ snapshot: EvidenceSnapshotSchema, fingerprints: z.record(z.string(), z.string()) }).optional(),
+  at: z.number(),
+});
+
+const AbortInputSchema = z.strictObject({ at: z.number(), note: z.string().optional() });
+
+/** `invalid_input` unless `run` has the shape of a run document. */
+function checkRun(run: unknown): Result<RunDoc, KeelError> {
+  return validate(RunShapeSchema, run, "run document").map(() => run as RunDoc);
 }
 
 /** True for a terminal state. */
@@ -98,8 +148,10 @@ export function isTerminal(state: RunState): boolean {
   return TERMINAL_STATES.includes(state);
 }
 
-/** `conflict` unless `version` is the run's latest (a stale mutation changes nothing). */
+/** `conflict` unless `version` is the run's latest (a stale mutation changes nothing); `invalid_input` for a value that is not a run or a version. */
 export function checkVersion(run: RunDoc, version: number): Result<RunDoc, KeelError> {
+  const checked = checkRun(run).andThen(() => validate(RunVersionSchema, version, "run version"));
+  if (checked.isErr()) return err(checked.error);
   if (run.version === version) return ok(run);
   return err(
     new KeelError("conflict", `run ${run.runId} is at version ${run.version}, not ${version}: read its status and decide again on the latest version`, {
@@ -147,17 +199,21 @@ export interface CheckpointDecisionInput {
 }
 
 /**
- * Decides a checkpoint, purely: the next run document, or why not. Rules, in order:
+ * Decides a checkpoint, purely: the next run document, or why not (`invalid_input` first for a
+ * run or an input of the wrong shape). Rules, in order:
  * 1. a stale version is `conflict` (nothing changes);
  * 2. only a run awaiting a checkpoint takes one (`conflict` otherwise);
  * 3. `accept` advances; at the final checkpoint it records the disposition and completes the
  *    run, and needs `acknowledgeUnverifiedChecks` when the checks failed or did not run;
  * 4. `reject` ends the run `rejected`; `abort` ends it `aborted`;
- * 5. `revise` needs evidence and a correction cycle left (`limit_exceeded` when none): it
+ * 5. `revise` needs evidence that changes the run's (`invalid_input` for none, `{}` or the same
+ *    evidence again: nothing moves, no cycle is spent) and a correction cycle left (`limit_exceeded` when none): it
  *    resumes an issue workflow after its implementation checkpoint and a review workflow from
  *    exploration, invalidating every packet produced since; spent budgets stay spent.
  */
 export function decideCheckpoint(run: RunDoc, input: CheckpointDecisionInput): Result<RunDoc, KeelError> {
+  const checked = validate(DecisionInputSchema, input, "checkpoint decision");
+  if (checked.isErr()) return err(checked.error);
   const current = checkVersion(run, input.version);
   if (current.isErr()) return err(current.error);
   if (run.status !== "awaiting_checkpoint") return err(illegal(run, "take a checkpoint decision", isTerminal(run.status) ? "the run has ended" : "call step to run its local stages first"));
@@ -201,7 +257,14 @@ export function decideCheckpoint(run: RunDoc, input: CheckpointDecisionInput): R
     case "abort":
       return ok({ ...base, status: "aborted", outcome: { reason: "aborted", message: `aborted at checkpoint "${stage.id}"`, details: {} } });
     case "revise": {
-      if (!input.evidence) return err(new KeelError("invalid_input", "revise needs new evidence (the diff, test output or context the correction is about)", { details: { runId: run.runId, reason: "revise_without_evidence" } }));
+      // Evidence that changes nothing ({} or the same fields again) is no reason to revise: it would move the run and spend a cycle for nothing.
+      if (!input.evidence || digest(input.evidence.snapshot) === digest(run.evidence)) {
+        return err(
+          new KeelError("invalid_input", "revise needs new evidence (the diff, test output or context the correction is about); evidence that changes nothing is refused and the run stays where it is", {
+            details: { runId: run.runId, reason: "revise_without_evidence" },
+          }),
+        );
+      }
       if (run.corrections >= run.plan.maxCorrections) {
         return err(
           new KeelError("limit_exceeded", `run ${run.runId} used all ${run.plan.maxCorrections} correction cycles: accept, reject or abort`, {
@@ -216,8 +279,10 @@ export function decideCheckpoint(run: RunDoc, input: CheckpointDecisionInput): R
   }
 }
 
-/** Aborts a run that has not ended (any non-terminal state). */
+/** Aborts a run that has not ended (any non-terminal state); `invalid_input` for arguments of the wrong type. */
 export function decideAbort(run: RunDoc, version: number, at: number, note?: string): Result<RunDoc, KeelError> {
+  const checked = validate(AbortInputSchema, { at, note }, "abort decision");
+  if (checked.isErr()) return err(checked.error);
   const current = checkVersion(run, version);
   if (current.isErr()) return err(current.error);
   if (isTerminal(run.status)) return err(illegal(run, "abort", "the run has already ended"));

@@ -6,7 +6,7 @@ import { createMemoryStore, type KeelStore, type LogStore } from "@keel/store";
 import { createFsStore } from "@keel/store-fs";
 import { errAsync } from "neverthrow";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { issueTask, makeEngine, reviewTask, scriptedExecutor } from "../test/support.js";
+import { issueTask, makeEngine, reviewTask, scriptedExecutor } from "../../../test/support/workflow-harness.js";
 import type { ExecuteStage, WorkflowEngine } from "./index.js";
 
 /** A store whose journal appends fail from the `failFrom`-th one on (a crash between a stage's completion and its journal record). */
@@ -78,7 +78,7 @@ describe("concurrent checkpoints", () => {
 });
 
 describe("crash between a stage's completion and its journal record", () => {
-  it("resume replays the journaled prefix and reruns the rest live", async () => {
+  it("the next step hands the run off naming the interrupted stage; continuing replays the journaled prefix and runs the rest live", async () => {
     const clock = createManualClock();
     const base = createMemoryStore({ clock });
     const store = failingAppends(base, 2);
@@ -94,7 +94,16 @@ describe("crash between a stage's completion and its journal record", () => {
 
     const second = scriptedExecutor();
     const resumed = makeEngine({ store: base, clock, executeStage: second.executeStage });
-    const step = (await resumed.engine.step(run.runId, { version: 1 }))._unsafeUnwrap();
+    const handoff = (await resumed.engine.step(run.runId, { version: 1 }))._unsafeUnwrap();
+    expect(handoff.status).toMatchObject({ status: "handed_off", version: 2, currentStage: "explore", outcome: { reason: "interrupted", details: { stage: "plan", skill: "plan", openReservations: 1, journaledCalls: 1 } } });
+    expect(handoff.status.outcome!.message).toMatch(/stage "plan"/);
+    expect(handoff.ran).toEqual([]);
+    expect(handoff.recovered).toEqual({ openReservations: 1, journaledCalls: 1, fromCallIndex: 0 });
+    expect(second.calls).toHaveLength(0);
+    expect(handoff.status.budget!.openReservations).toBe(1);
+    // Without the explicit continuation the run stays handed off; with it, the interrupted stage runs again.
+    expect((await resumed.engine.step(run.runId, { version: 2 }))._unsafeUnwrapErr()).toMatchObject({ code: "conflict", details: { reason: "interrupted", stage: "plan" } });
+    const step = (await resumed.engine.step(run.runId, { version: 2, continueHandoff: true }))._unsafeUnwrap();
     expect(step.ran.map((call) => [call.stage, call.source])).toEqual([
       ["explore", "journal"],
       ["plan", "live"],
@@ -102,10 +111,15 @@ describe("crash between a stage's completion and its journal record", () => {
     expect(second.calls.map((call) => call.stage)).toEqual(["plan"]);
     expect(step.status.status).toBe("awaiting_checkpoint");
     expect(step.status.budget!.openReservations).toBe(1);
-    expect(step.recovered).toEqual({ openReservations: 1, journaledCalls: 1, fromCallIndex: 0 });
+    // The reservation was reported by the handoff: it stays charged and is not reported again.
+    expect(step.recovered).toEqual({ openReservations: 0, journaledCalls: 1, fromCallIndex: 0 });
+    const accepted = (await resumed.engine.checkpoint(run.runId, { version: step.status.version, action: "accept", evidence: { diff: "+fix", testOutput: "ok", validationStatus: "passed" } }))._unsafeUnwrap();
+    const next = (await resumed.engine.step(run.runId, { version: accepted.version }))._unsafeUnwrap();
+    expect(next.recovered).toBeNull();
+    expect(next.status.status).toBe("awaiting_checkpoint");
   });
 
-  it("an empty journaled text reruns live", async () => {
+  it("an empty journaled text is not reused: the run hands off at that stage, and continuing runs it live", async () => {
     const clock = createManualClock();
     const base = createMemoryStore({ clock });
     const empty = scriptedExecutor({ text: () => "" });
@@ -114,7 +128,9 @@ describe("crash between a stage's completion and its journal record", () => {
     expect((await crashing.engine.step(run.runId, { version: 1 })).isErr()).toBe(true);
     const second = scriptedExecutor();
     const resumed = makeEngine({ store: base, clock, executeStage: second.executeStage });
-    const step = (await resumed.engine.step(run.runId, { version: 1 }))._unsafeUnwrap();
+    const handoff = (await resumed.engine.step(run.runId, { version: 1 }))._unsafeUnwrap();
+    expect(handoff.status.outcome).toMatchObject({ reason: "interrupted", details: { stage: "explore" } });
+    const step = (await resumed.engine.step(run.runId, { version: 2, continueHandoff: true }))._unsafeUnwrap();
     expect(step.ran.map((call) => call.source)).toEqual(["live", "live"]);
     expect(second.calls).toHaveLength(2);
   });
@@ -127,7 +143,9 @@ describe("crash between a stage's completion and its journal record", () => {
     expect((await crashing.engine.step(run.runId, { version: 1 })).isErr()).toBe(true);
     const second = scriptedExecutor();
     const resumed = makeEngine({ store: base, clock, executeStage: second.executeStage });
-    const paused = (await resumed.engine.step(run.runId, { version: 1, evidence: { context: "the pager skips the first item too" } }))._unsafeUnwrap();
+    expect((await resumed.engine.step(run.runId, { version: 1 }))._unsafeUnwrap().status.outcome).toMatchObject({ reason: "interrupted" });
+    // Evidence the run was missing changes the journaled call's prompt: the replay no longer matches.
+    const paused = (await resumed.engine.step(run.runId, { version: 2, continueHandoff: true, evidence: { diff: "+the pager fix" } }))._unsafeUnwrap();
     expect(paused.status).toMatchObject({ status: "paused", outcome: { reason: "replay_mismatch", details: { callIndex: 0 } } });
     const diff = (paused.status.outcome!.details as { diff: string[] }).diff;
     expect(diff).toEqual([expect.stringMatching(/^promptDigest: recorded "sha256:[0-9a-f]+", now "sha256:[0-9a-f]+"$/)]);
@@ -147,13 +165,14 @@ describe("crash between a stage's completion and its journal record", () => {
     const run = (await crashing.engine.start(issueTask("failing")))._unsafeUnwrap();
     expect((await crashing.engine.step(run.runId, { version: 1 })).isErr()).toBe(true);
     const strict = makeEngine({ store: base, clock, onMismatch: "fail" });
-    const step = (await strict.engine.step(run.runId, { version: 1, evidence: { context: "changed" } }))._unsafeUnwrap();
+    expect((await strict.engine.step(run.runId, { version: 1 }))._unsafeUnwrap().status.outcome).toMatchObject({ reason: "interrupted" });
+    const step = (await strict.engine.step(run.runId, { version: 2, continueHandoff: true, evidence: { diff: "+the pager fix" } }))._unsafeUnwrap();
     expect(step.status).toMatchObject({ status: "failed", terminal: true, outcome: { reason: "replay_mismatch" } });
   });
 });
 
 describe("one lease per run", () => {
-  it("a live lease refuses a second step; once the crashed holder's lease expires the next step takes over, keeps its reservation and says so", async () => {
+  it("a live lease refuses a second step; once the crashed holder's lease expires the next step hands off with the reservation kept, and continuing runs the stage again", async () => {
     const clock = createManualClock();
     const store = createMemoryStore({ clock });
     const hung = scriptedExecutor();
@@ -169,8 +188,12 @@ describe("one lease per run", () => {
     expect((await engine.status(run.runId))._unsafeUnwrap().lease).toMatchObject({ state: "held" });
     clock.advance(6000);
     expect((await engine.status(run.runId))._unsafeUnwrap()).toMatchObject({ lease: { state: "free" }, version: 1, budget: { openReservations: 1 } });
-    const step = (await engine.step(run.runId, { version: 1 }))._unsafeUnwrap();
-    expect(step.recovered).toEqual({ openReservations: 1, journaledCalls: 0, fromCallIndex: 0 });
+    const handoff = (await engine.step(run.runId, { version: 1 }))._unsafeUnwrap();
+    expect(handoff.recovered).toEqual({ openReservations: 1, journaledCalls: 0, fromCallIndex: 0 });
+    expect(handoff.status).toMatchObject({ status: "handed_off", terminal: true, outcome: { reason: "interrupted", details: { stage: "explore" } }, budget: { openReservations: 1 } });
+    expect(calls).toHaveLength(0);
+    const step = (await engine.step(run.runId, { version: 2, continueHandoff: true }))._unsafeUnwrap();
+    expect(step.recovered).toBeNull();
     expect(calls).toHaveLength(2);
     expect(step.status.budget!.openReservations).toBe(1);
     expect(step.status.budget!.reserved.calls).toBe(1);
@@ -309,14 +332,16 @@ describe("the write path of a step", () => {
     await leaseHeld(first.engine, run.runId);
     clock.advance(6000);
     const { engine } = makeEngine({ store, clock, leaseTtlMs: 5000 });
-    const takeover = (await engine.step(run.runId, { version: 1 }))._unsafeUnwrap();
-    expect(takeover.status).toMatchObject({ status: "awaiting_checkpoint", version: 2 });
+    const handoff = (await engine.step(run.runId, { version: 1 }))._unsafeUnwrap();
+    expect(handoff.status).toMatchObject({ status: "handed_off", version: 2, outcome: { reason: "interrupted" } });
+    const takeover = (await engine.step(run.runId, { version: 2, continueHandoff: true }))._unsafeUnwrap();
+    expect(takeover.status).toMatchObject({ status: "awaiting_checkpoint", version: 3 });
     release();
     const late = await stepping;
     expect(["lease_lost", "conflict"]).toContain(late._unsafeUnwrapErr().code);
-    expect((await engine.status(run.runId))._unsafeUnwrap()).toMatchObject({ status: "awaiting_checkpoint", version: 2 });
-    // The stalled step's call is journaled nowhere: the journal holds the takeover's calls and commit only.
+    expect((await engine.status(run.runId))._unsafeUnwrap()).toMatchObject({ status: "awaiting_checkpoint", version: 3 });
+    // The stalled step's call is journaled nowhere: the journal holds the handoff's commit, then the takeover's calls and commit only.
     const journal = (await store.logs.read(["workflow-journal", run.runId]))._unsafeUnwrap();
-    expect(journal.map((record) => (record.value as { callIndex?: number }).callIndex)).toEqual([0, 1]);
+    expect(journal.map((record) => (record.value as { callIndex?: number }).callIndex)).toEqual([undefined, 0, 1]);
   });
 });

@@ -1,7 +1,7 @@
 import { canonicalJson, KeelError } from "@keel/core";
 import { describe, expect, it } from "vitest";
 import { createCatalog, type RunStatus } from "./index.js";
-import { MODELS, issueTask, makeEngine, reviewTask, scriptedExecutor } from "../test/support.js";
+import { MODELS, issueTask, makeEngine, reviewTask, scriptedExecutor } from "../../../test/support/workflow-harness.js";
 import { readRun } from "./internal/engine-context.js";
 
 const bytes = (value: unknown) => Buffer.byteLength(canonicalJson(value), "utf8");
@@ -212,7 +212,13 @@ describe("evidence, budgets and routing inside a run", () => {
     expect(calls.map((call) => call.stage)).toEqual(["explore"]);
     const resumed = (await engine.step(run.runId, { version: blocked.status.version, evidence: { diff: "+x" } }))._unsafeUnwrap();
     expect(resumed.status.status).toBe("awaiting_checkpoint");
-    expect(resumed.ran.map((call) => call.stage)).toEqual(["explore", "review"]);
+    // The diff the run was missing does not make explore run (and be paid for) again: its packet still feeds the review.
+    expect(resumed.ran.map((call) => call.stage)).toEqual(["review"]);
+    expect(calls.map((call) => call.stage)).toEqual(["explore", "review"]);
+    const reviewPrompt = JSON.parse(calls[1]!.prompt) as { packets: { stage: string }[]; evidence: { diff: string } };
+    expect(reviewPrompt.packets.map((packet) => packet.stage)).toEqual(["explore"]);
+    expect(reviewPrompt.evidence.diff).toBe("+x");
+    expect(resumed.status.packets).toEqual({ current: 2, invalidated: 0 });
   });
 
   it("an exhausted budget hands off (terminal, with the reason), never crashes", async () => {

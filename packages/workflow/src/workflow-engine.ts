@@ -1,6 +1,8 @@
-import { KeelError, canonicalJson, digest, newId, systemClock, utf8Bytes, validate, type Clock, type EventBus, type JsonObject } from "@keel/core";
-import { LimitsSchema, type Budget, type Limits } from "@keel/budget";
+import { KeelError, canonicalJson, digest, newId, systemClock, utf8Bytes, type Clock, type EventBus, type JsonObject, validate } from "@keel/core";
+import type { Budget, Limits } from "@keel/budget";
+import { LimitsSchema } from "@keel/budget/schemas";
 import type { KeelStore } from "@keel/store";
+import { keelStoreSchema } from "@keel/store/kit";
 import { err, errAsync, okAsync, ResultAsync, type Result } from "neverthrow";
 import { z } from "zod";
 import type { Catalog } from "./catalog.js";
@@ -19,6 +21,7 @@ import {
   type TaskInput,
 } from "./engine-requests.js";
 import { EVIDENCE_LIMITS, intakeEvidence, type EvidenceSnapshot } from "./evidence.js";
+import { RETENTIONS, holdEvidence, mergeHeld, type Retention } from "./evidence-retention.js";
 import { ModelRegistrySchema, type ModelInput, type RoutingPreference } from "./model-select.js";
 import { RESPONSE_LIMITS } from "./response-bounds.js";
 import { decideAbort, decideCheckpoint, isTerminal, type RunDoc, type TaskIdentity } from "./run-state.js";
@@ -59,8 +62,15 @@ export interface WorkflowEngineOptions {
   leaseTtlMs?: number;
   /** Journal mismatch policy (default `pause`). */
   onMismatch?: MismatchPolicy;
-  /** Keep packet contents in the run's state (default false: digests only; contents are rebuilt from the journal or passed back). */
+  /** Keep packet contents in the run's state (default false: digests only; contents are rebuilt from the journal or passed back). Not with `retention: "digests"`. */
   retainPacketContents?: boolean;
+  /**
+   * What the store keeps of evidence and answers (default `full`): `full` keeps them, so callers
+   * keep nothing; `digests` keeps their digests only, never raw text or source excerpts, and
+   * callers pass evidence and packets back (checked against the digests). A run keeps the mode it
+   * was started with.
+   */
+  retention?: Retention;
   /** New runs are refused past this many retained runs (default 5,000). */
   maxRetainedRuns?: number;
 }
@@ -85,7 +95,11 @@ export interface StepResponse {
 
 /** The workflow engine. Every mutation takes the run's latest `version`; a stale one is `conflict` and changes nothing. */
 export interface WorkflowEngine {
-  /** Resolves a task's workflow without writing anything. */
+  /**
+   * Resolves a task's workflow without writing anything. It refuses what `start` would refuse
+   * for a new run: the same task schema, and the same evidence intake (`intakeEvidence`: a file
+   * outside the source root, missing, not regular, past its end, or over the size limits).
+   */
   plan(task: TaskInput): ResultAsync<PlanResponse, KeelError>;
   /** Starts a run for a task (or returns the live run of the same task id, unchanged). */
   start(task: TaskInput): ResultAsync<RunStatus, KeelError>;
@@ -100,7 +114,7 @@ export interface WorkflowEngine {
 }
 
 const OptionsSchema = z.strictObject({
-  store: z.custom<KeelStore>((value) => typeof (value as KeelStore | undefined)?.docs?.get === "function" && typeof (value as KeelStore).logs?.append === "function", "store must be a KeelStore"),
+  store: keelStoreSchema(),
   catalog: z.custom<Catalog>((value) => typeof (value as Catalog | undefined)?.digest === "string" && (value as Catalog).workflows instanceof Map, "catalog must come from createCatalog or loadCatalog"),
   budget: z.custom<Budget>((value) => typeof (value as Budget | undefined)?.scope === "function", "budget must come from createBudget"),
   events: z.custom<EventBus>((value) => typeof (value as EventBus | undefined)?.emit === "function", "events must be an EventBus").optional(),
@@ -113,6 +127,7 @@ const OptionsSchema = z.strictObject({
   leaseTtlMs: z.number().int().min(100).max(3_600_000).optional(),
   onMismatch: MismatchPolicySchema.optional(),
   retainPacketContents: z.boolean().optional(),
+  retention: z.literal(RETENTIONS).optional(),
   maxRetainedRuns: z.number().int().min(1).max(1_000_000).optional(),
 });
 
@@ -133,12 +148,12 @@ const OptionsSchema = z.strictObject({
  * ```
  */
 export function createWorkflowEngine(options: WorkflowEngineOptions): WorkflowEngine {
-  const parsed = OptionsSchema.safeParse(options);
-  if (!parsed.success) {
-    const first = parsed.error.issues[0];
-    throw new KeelError("invalid_input", `invalid workflow engine options${first?.path.length ? ` at ${first.path.join(".")}` : ""}: ${first?.message ?? ""}`);
+  const parsed = validate(OptionsSchema, options, "workflow engine options");
+  if (parsed.isErr()) throw parsed.error;
+  const valid = parsed.value;
+  if (valid.retention === "digests" && valid.retainPacketContents === true) {
+    throw new KeelError("invalid_input", 'retainPacketContents keeps packet text in the store, which retention "digests" forbids: choose one', { details: { what: "workflow engine options" } });
   }
-  const valid = parsed.data;
   const globalLimits = valid.limits ?? {};
   const context: EngineContext = {
     store: valid.store,
@@ -155,11 +170,15 @@ export function createWorkflowEngine(options: WorkflowEngineOptions): WorkflowEn
     leaseTtlMs: valid.leaseTtlMs ?? 30_000,
     onMismatch: valid.onMismatch ?? "pause",
     retainPacketContents: valid.retainPacketContents ?? false,
+    retention: valid.retention ?? "full",
     maxRetainedRuns: valid.maxRetainedRuns ?? 5000,
     routingDigest: digest({ models: valid.models, preference: valid.preference ?? "balanced" }),
   };
   return Object.freeze({
-    plan: (task: TaskInput) => new ResultAsync(Promise.resolve(parseRequest(TaskSchema, task, "task").andThen((valid) => planResponse(context, valid)))),
+    plan: (task: TaskInput) =>
+      parseRequest(TaskSchema, task, "task")
+        .asyncAndThen((valid) => intakeEvidence(valid.evidence, context.sourceRoot).map(() => valid))
+        .andThen((valid) => planResponse(context, valid)),
     start: (task: TaskInput) => parseRequest(TaskSchema, task, "task").asyncAndThen((valid) => start(context, valid)),
     step: (runId: string, body: StepBodyInput) =>
       parseRunId(runId).andThen(() => parseRequest(StepBodySchema, body, "step request")).asyncAndThen((valid) => stepRun(context, runId, valid).andThen((report) => statusOf(context, report.run).map((status) => boundStep({ status, ran: report.ran, recovered: report.recovered, omittedPackets: 0 })))),
@@ -235,10 +254,11 @@ function start(context: EngineContext, task: z.output<typeof TaskSchema>): Resul
   return docs.get(taskKey(task.taskId)).andThen((taskDoc) => {
     const known = taskDoc?.value as unknown as TaskDoc | undefined;
     if (known) {
-      const changed = (Object.keys(identity) as (keyof TaskIdentity)[]).filter((field) => canonicalJson(identity[field]) !== canonicalJson(known.identity[field]));
+      const fields = [...new Set([...Object.keys(identity), ...Object.keys(known.identity)])] as (keyof TaskIdentity)[];
+      const changed = fields.filter((field) => canonicalJson(identity[field] ?? null) !== canonicalJson(known.identity[field] ?? null));
       if (changed.length > 0) {
         return errAsync(
-          new KeelError("conflict", `task ${task.taskId} was started with another ${changed.join(", ")}: a task id keeps its objective, workflow, profile, scope, risk and complexity; use a new task id`, {
+          new KeelError("conflict", `task ${task.taskId} was started with another ${changed.join(", ")}: a task id keeps its objective, workflow, profile, scope, risk, complexity and review flags; use a new task id`, {
             details: { taskId: task.taskId, reason: "task_changed", changed },
             retryable: false,
           }),
@@ -253,6 +273,7 @@ function start(context: EngineContext, task: z.output<typeof TaskSchema>): Resul
           const runId = newId();
           const at = context.clock.now();
           const fingerprints = Object.fromEntries(evidence.files.map((file) => [file.path, file.hash]));
+          const kept = context.retention === "digests" ? holdEvidence(evidence) : evidence;
           const run: RunDoc = {
             schemaVersion: 1,
             runId,
@@ -264,8 +285,8 @@ function start(context: EngineContext, task: z.output<typeof TaskSchema>): Resul
             plan,
             definitionsDigest,
             routingDigest: context.routingDigest,
-            evidence,
-            taskDigest: digest({ task: identity, evidence }),
+            evidence: kept,
+            taskDigest: digest({ task: identity, evidence: kept }),
             fingerprints,
             sourceDigest: digest(fingerprints),
             status: "ready",
@@ -277,6 +298,7 @@ function start(context: EngineContext, task: z.output<typeof TaskSchema>): Resul
             invalidatedPackets: 0,
             checkpoints: [],
             outcome: null,
+            ...(context.retention === "digests" ? { retention: "digests" as const } : {}),
           };
           const nextTask: TaskDoc = { identity, current: runId, runs: [...(known?.runs ?? []), runId].slice(-32) };
           return docs
@@ -313,8 +335,13 @@ function reserveSlot(context: EngineContext): ResultAsync<void, KeelError> {
 function checkpoint(context: EngineContext, runId: string, body: z.output<typeof CheckpointBodySchema>): ResultAsync<RunStatus, KeelError> {
   return readRun(context, runId).andThen((doc) => {
     const run = doc.value;
-    const evidence: ResultAsync<{ snapshot: EvidenceSnapshot; fingerprints: Record<string, string> } | undefined, KeelError> = body.evidence
-      ? intakeEvidence(body.evidence, context.sourceRoot, run.evidence).map((snapshot) => ({ snapshot, fingerprints: Object.fromEntries(snapshot.files.map((file) => [file.path, file.hash])) }))
+    const given = body.evidence;
+    const evidence: ResultAsync<{ snapshot: EvidenceSnapshot; fingerprints: Record<string, string> } | undefined, KeelError> = given
+      ? intakeEvidence(given, context.sourceRoot, run.evidence).map((snapshot) => {
+          // A digests run merges in digest space: what was given is held anew, the rest keeps its digests.
+          const kept = run.retention === "digests" ? mergeHeld(run.evidence, given, snapshot) : snapshot;
+          return { snapshot: kept, fingerprints: Object.fromEntries(kept.files.map((file) => [file.path, file.hash])) };
+        })
       : okAsync(undefined);
     return evidence.andThen((given) => {
       const decided = decideCheckpoint(run, { ...body, evidence: given, at: context.clock.now() });

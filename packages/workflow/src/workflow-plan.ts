@@ -1,8 +1,9 @@
-import { KeelError } from "@keel/core";
+import { KeelError, validate } from "@keel/core";
 import type { Limits } from "@keel/budget";
 import { err, ok, type Result } from "neverthrow";
 import type { Catalog } from "./catalog.js";
-import { tierRank, type ProfileDefinition, type RoleDefinition, type Stage, type Tier } from "./definition-schemas.js";
+import { COMPLEXITIES, IdSchema, RISKS, STAGE_REQUESTS, tierRank, type ProfileDefinition, type RoleDefinition, type Stage, type StageRequest, type Tier } from "./definition-schemas.js";
+import { z } from "zod";
 import { applyStageOverrides } from "./internal/catalog-validate.js";
 
 /** A role after a profile's overrides: the limits routing and attempts use. */
@@ -61,14 +62,30 @@ export interface PlanSubject {
   profile?: string | undefined;
   risk: "low" | "medium" | "high";
   complexity: "small" | "medium" | "large";
+  /** Task flags that request stages whatever their conditions (`security_review`, `resource_review`). */
+  requested?: StageRequest[] | undefined;
 }
 
+const PlanInputSchema = z.strictObject({
+  catalog: z.custom<Catalog>((value) => typeof (value as Catalog | undefined)?.digest === "string" && (value as Catalog).workflows instanceof Map, "catalog must come from createCatalog or loadCatalog"),
+  subject: z.strictObject({
+    workflow: IdSchema,
+    profile: IdSchema.optional(),
+    risk: z.literal(RISKS),
+    complexity: z.literal(COMPLEXITIES),
+    requested: z.array(z.literal(STAGE_REQUESTS)).max(STAGE_REQUESTS.length).optional(),
+  }),
+});
+
 /**
- * Resolves a workflow for a task under an optional profile: stage overrides applied, conditions
- * judged (unmet → `skipped`), roles tightened by the profile's overrides, disabled roles'
+ * Resolves a workflow for a task under an optional profile (`invalid_input` for a catalog not
+ * made by `createCatalog`/`loadCatalog` or a subject that is not a strict {@link PlanSubject}): stage overrides applied, conditions
+ * judged (unmet → `skipped`, unless a task flag requests the stage), roles tightened by the profile's overrides, disabled roles'
  * stages skipped. Checkpoints are never skipped.
  */
 export function buildPlan(catalog: Catalog, subject: PlanSubject): Result<WorkflowPlan, KeelError> {
+  const checked = validate(PlanInputSchema, { catalog, subject }, "plan subject");
+  if (checked.isErr()) return err(checked.error);
   const workflow = catalog.workflows.get(subject.workflow);
   if (!workflow) return err(new KeelError("not_found", `workflow "${subject.workflow}" is not in the catalog: use one of ${[...catalog.workflows.keys()].join(", ")}`, { details: { workflow: subject.workflow } }));
   let profile: ProfileDefinition | undefined;
@@ -115,6 +132,7 @@ function skipReason(
   if (override && "disable" in override) return "profile_disabled";
   const enabled = profile?.disableRoles.includes(role.id) ? false : profile?.enableRoles.includes(role.id) ? true : role.enabled;
   if (!enabled) return "role_disabled";
+  if (stage.when?.requested && subject.requested?.includes(stage.when.requested)) return undefined;
   if (stage.when?.risk && !stage.when.risk.includes(subject.risk)) return "condition";
   if (stage.when?.complexity && !stage.when.complexity.includes(subject.complexity)) return "condition";
   return undefined;

@@ -1,8 +1,9 @@
 import { KeelError } from "@keel/core";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { TERMINAL_STATES, runInvariants, type RunDoc } from "./index.js";
-import { issueTask, makeEngine, reviewTask, scriptedExecutor } from "../test/support.js";
+import { runInvariants } from "./run-state.js";
+import { TERMINAL_STATES, type RunDoc } from "./schemas.js";
+import { issueTask, makeEngine, reviewTask, scriptedExecutor } from "../../../test/support/workflow-harness.js";
 import { readRun } from "./internal/engine-context.js";
 
 type Command =

@@ -8,6 +8,7 @@ import type { Model, RoutingPreference } from "../model-select.js";
 import { appendJournal, journalKey, type JournalEntry, type JournalRecord } from "../run-journal.js";
 import type { RunDoc } from "../run-state.js";
 import type { ExecuteStage } from "../stage-execute.js";
+import type { Retention } from "../evidence-retention.js";
 
 /** What every engine operation shares. */
 export interface EngineContext {
@@ -25,6 +26,7 @@ export interface EngineContext {
   leaseTtlMs: number;
   onMismatch: MismatchPolicy;
   retainPacketContents: boolean;
+  retention: Retention;
   maxRetainedRuns: number;
   routingDigest: string;
 }

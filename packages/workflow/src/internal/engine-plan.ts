@@ -4,6 +4,7 @@ import type { Task } from "../engine-requests.js";
 import { selectModel } from "../model-select.js";
 import type { RunDoc, TaskIdentity } from "../run-state.js";
 import { buildPlan, type WorkflowPlan } from "../workflow-plan.js";
+import { STAGE_REQUESTS, type StageRequest } from "../definition-schemas.js";
 import type { EngineContext } from "./engine-context.js";
 
 /** How routing would go for a planned local stage, judged at plan time from the evidence size. */
@@ -21,7 +22,22 @@ export interface TaskPlan {
 
 /** The task fields fixed under one task id. */
 export function identityOf(task: Task): TaskIdentity {
-  return { objective: task.objective, workflow: task.workflow, profile: task.profile ?? null, scope: [...task.scope], risk: task.risk, complexity: task.complexity };
+  // The flags are kept only when set, so a task started before they existed keeps its identity.
+  return {
+    objective: task.objective,
+    workflow: task.workflow,
+    profile: task.profile ?? null,
+    scope: [...task.scope],
+    risk: task.risk,
+    complexity: task.complexity,
+    ...(task.security_review ? { security_review: true } : {}),
+    ...(task.resource_review ? { resource_review: true } : {}),
+  };
+}
+
+/** The stages a task requests explicitly, from its flags. */
+export function requestedOf(task: Pick<Task, "security_review" | "resource_review">): StageRequest[] {
+  return STAGE_REQUESTS.filter((flag) => task[flag] === true);
 }
 
 /** Digest of everything a plan depends on in the catalog: the plan itself and the skill and role definitions it uses. */
@@ -33,13 +49,13 @@ export function definitionsDigestOf(context: EngineContext, plan: WorkflowPlan):
 
 /** The definitions digest a run would have if planned now; a different one means the catalog changed. */
 export function currentDefinitionsDigest(context: EngineContext, run: RunDoc): string {
-  const plan = buildPlan(context.catalog, { workflow: run.task.workflow, profile: run.task.profile ?? undefined, risk: run.task.risk, complexity: run.task.complexity });
+  const plan = buildPlan(context.catalog, { workflow: run.task.workflow, profile: run.task.profile ?? undefined, risk: run.task.risk, complexity: run.task.complexity, requested: requestedOf(run.task) });
   return plan.isOk() ? definitionsDigestOf(context, plan.value) : "missing";
 }
 
 /** Plans a task: the workflow resolved under its profile, and a first look at routing. */
 export function planTask(context: EngineContext, task: Task): Result<TaskPlan, KeelError> {
-  const planned = buildPlan(context.catalog, { workflow: task.workflow, profile: task.profile, risk: task.risk, complexity: task.complexity });
+  const planned = buildPlan(context.catalog, { workflow: task.workflow, profile: task.profile, risk: task.risk, complexity: task.complexity, requested: requestedOf(task) });
   if (planned.isErr()) return err(planned.error);
   const plan = planned.value;
   const evidenceBytes = utf8Bytes(JSON.stringify(task.evidence)) + utf8Bytes(task.objective) + 2048;

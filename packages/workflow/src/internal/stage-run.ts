@@ -10,6 +10,7 @@ import { appendJournal, callHash, decideReplay, type JournalCall, type JournalRe
 import type { RunDoc, RunOutcome } from "../run-state.js";
 import type { EffectiveRole, PlannedStage } from "../workflow-plan.js";
 import { lostRace, type EngineContext, type PendingEvent } from "./engine-context.js";
+import { holdResult } from "../evidence-retention.js";
 
 /** One call made (or replayed) by a step. */
 export interface RanCall {
@@ -48,6 +49,13 @@ export interface StepState {
    * before the next live call, or with the step's commit in one record when the step ends.
    */
   pending: PendingCall | undefined;
+  /**
+   * Set when the step found interrupted work and the caller did not continue explicitly: journaled
+   * results are reused, and the first call that would run live stops the step instead (`interruptedAt`).
+   */
+  replayOnly: boolean;
+  /** The stage and skill whose call a replay-only step would have had to run live. */
+  interruptedAt: { stage: string; skill: string } | undefined;
 }
 
 /** A live call's result waiting for its journal record and its settlement. */
@@ -206,6 +214,10 @@ async function obtainResult(
 ): Promise<Result<{ kind: "result"; result: JournalResult; source: RanCall["source"] } | { kind: "stop" }, KeelError>> {
   const replay = decideReplay(live.call, state.journal.get(live.callIndex), state.prefixOpen, state.policy);
   if (replay.kind === "reuse") return ok({ kind: "result", result: replay.record.result, source: "journal" });
+  if (state.replayOnly) {
+    state.interruptedAt = { stage: live.planned.id, skill: live.skillId };
+    return ok({ kind: "stop" });
+  }
   state.prefixOpen = false;
   if (replay.kind === "mismatch") {
     const next = replay.policy === "pause" ? "step again with onMismatch: \"rerun\" to run it live, or \"fail\" to end the run" : "the run failed";
@@ -238,6 +250,8 @@ function recordPacket(context: EngineContext, state: StepState, planned: Planned
     callIndex,
     cycle: state.run.corrections,
     bytes: utf8Bytes(canonicalJson(packet)),
+    taskDigest: packet.taskDigest,
+    sourceDigest: packet.sourceDigest,
     ...(context.retainPacketContents ? { content: packet } : {}),
   };
   state.run = { ...state.run, packets: [...state.run.packets, record] };
@@ -294,7 +308,9 @@ async function callLive(context: EngineContext, state: StepState, live: LiveCall
         durationMs: outcome.value.durationMs ?? elapsed,
       }
     : { ok: false, code: outcome.error.code, message: outcome.error.message.slice(0, 500), durationMs: elapsed };
-  const record: JournalRecord = { callIndex: live.callIndex, hash: callHash(live.call), call: live.call, result: boundResult(result, live.outputBytes) };
+  const bounded = boundResult(result, live.outputBytes);
+  // A digests run journals the answer's digest only; the step still works on (and answers) the answer itself.
+  const record: JournalRecord = { callIndex: live.callIndex, hash: callHash(live.call), call: live.call, result: state.run.retention === "digests" ? holdResult(bounded) : bounded };
   const timeMs = Math.min(live.role.timeoutMs, Math.round(result.durationMs));
   state.pending = {
     record,
@@ -305,7 +321,7 @@ async function callLive(context: EngineContext, state: StepState, live: LiveCall
       ...(result.ok && result.costMicroUsd !== null ? { costMicroUsd: result.costMicroUsd } : {}),
     },
   };
-  return ok({ kind: "done", result: record.result });
+  return ok({ kind: "done", result: bounded });
 }
 
 function boundResult(result: JournalResult, outputBytes: number): JournalResult {
