@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { totalInputTokens, type KeelEvent, type RoleSessionTurnEvent, type Usage } from "@keel/core";
-import { EventAnalysisSchema, analyzeEvents, type EventAnalysis } from "@keel/telemetry";
-import { demoEvents } from "../test/support/demo-events.js";
+import { analyzeEvents, type EventAnalysis } from "@keel/telemetry";
+import { EventAnalysisSchema } from "@keel/telemetry/schemas";
+import { demoEvents } from "../../../test/support/telemetry-demo-events.js";
 
 const analyze = (events: readonly KeelEvent[]): EventAnalysis => analyzeEvents(events)._unsafeUnwrap();
 const policyOf = (analysis: EventAnalysis, policy: string) => {

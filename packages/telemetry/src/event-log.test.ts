@@ -3,7 +3,7 @@ import { KeelError, createEventBus, digest, type EventInput, type KeelEvent } fr
 import { createMemoryStore, type KeelStore } from "@keel/store";
 import { createFaultyStore } from "@keel/testkit";
 import { createEventLog } from "@keel/telemetry";
-import { demoEvents } from "../test/support/demo-events.js";
+import { demoEvents } from "../../../test/support/telemetry-demo-events.js";
 
 const emitAll = (bus: ReturnType<typeof createEventBus>, events: readonly KeelEvent[]) => {
   for (const event of events) bus.emit(event as EventInput<"agent.io.read"> & { type: "agent.io.read" });

@@ -1,6 +1,6 @@
 import { KeelError, toKeelError, validate, validateOrThrow, type JsonValue, type KeelEvent } from "@keel/core";
 import { type KeelStore, type Key, type LogRecordInput } from "@keel/store";
-import { validateKey } from "@keel/store/kit";
+import { keelStoreSchema, validateKey } from "@keel/store/kit";
 import { err, errAsync, okAsync, ResultAsync, type Result } from "neverthrow";
 import { z } from "zod";
 import { KeelEventSchema } from "./event-schema.js";
@@ -37,10 +37,7 @@ export interface EventLog extends EventSink {
 }
 
 const OptionsSchema = z.strictObject({
-  store: z.custom<Pick<KeelStore, "logs">>(
-    (value) => typeof (value as KeelStore | undefined)?.logs?.append === "function",
-    "store must be a KeelStore (with a logs port)",
-  ),
+  store: keelStoreSchema(["logs"]),
   log: z.array(z.string()).optional(),
   includeContent: z.boolean().optional(),
   batchSize: z.number().int().min(1).max(1000).optional(),

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { digest, utf8Bytes, type JsonValue } from "@keel/core";
-import { isContentField, isRedactedContent, redactEvent } from "@keel/telemetry";
+import { redactEvent } from "@keel/telemetry";
+import { isContentField, isRedactedContent } from "./event-redaction.js";
 
 describe("redactEvent", () => {
   it("replaces content fields at any depth by digest and byte length, keeping numbers", () => {

@@ -71,6 +71,8 @@ export const WorkSessionTurnEventSchema = EventBaseSchema.extend({
   sessionId: nullableText,
   tokens: nullableCount,
   toolCalls: nullableCount,
+  /** The turn's model against its session's pin; absent in logs written before it. */
+  modelPin: z.union([z.literal("match"), z.literal("mismatch"), z.literal("unknown")]).nullable().optional(),
   taskId: nullableText,
 });
 

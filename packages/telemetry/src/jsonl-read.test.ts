@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import type { KeelEvent } from "@keel/core";
 import { parseEventsJsonl, readEventsJsonl } from "@keel/telemetry";
-import { demoEvents } from "../test/support/demo-events.js";
+import { demoEvents } from "../../../test/support/telemetry-demo-events.js";
 
 const directory = mkdtempSync(join(tmpdir(), "keel-telemetry-read-"));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));

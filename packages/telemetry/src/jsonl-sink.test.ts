@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { KeelError, createEventBus, type EventInput, type KeelEvent } from "@keel/core";
 import { createJsonlEventSink, readEventsJsonl } from "@keel/telemetry";
-import { demoEvents } from "../test/support/demo-events.js";
+import { demoEvents } from "../../../test/support/telemetry-demo-events.js";
 
 const directory = mkdtempSync(join(tmpdir(), "keel-telemetry-sink-"));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
@@ -14,7 +14,7 @@ let fileCount = 0;
 const newFile = () => join(directory, `events-${++fileCount}.jsonl`);
 
 const repoRoot = resolve(fileURLToPath(new URL(".", import.meta.url)), "../../..");
-const childScript = resolve(repoRoot, "packages/telemetry/test/support/jsonl-writer-child.ts");
+const childScript = resolve(repoRoot, "test/support/telemetry-jsonl-writer-child.ts");
 
 function runChild(args: string[], options: { killAfterOutput?: boolean } = {}): Promise<{ code: number | null; signal: string | null; stderr: string }> {
   return new Promise((done, fail) => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { KeelEvent } from "@keel/core";
 import { analyzeEvents, reportHeadline, type EventAnalysis } from "@keel/telemetry";
 import { listNames, percentLess } from "./internal/report-headline.js";
-import { demoEvents } from "../test/support/demo-events.js";
+import { demoEvents } from "../../../test/support/telemetry-demo-events.js";
 
 const analysisOf = (events: readonly KeelEvent[]): EventAnalysis => analyzeEvents(events)._unsafeUnwrap();
 const headline = (events: readonly KeelEvent[]): string => reportHeadline(analysisOf(events))._unsafeUnwrap();

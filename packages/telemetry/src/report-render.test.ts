@@ -2,8 +2,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import fc from "fast-check";
 import type { KeelEvent } from "@keel/core";
 import { analyzeEvents, renderReport, type EventAnalysis } from "@keel/telemetry";
-import { demoEvents } from "../test/support/demo-events.js";
-import { chartPanels, expectLineChartGeometry } from "../test/support/svg-geometry.js";
+import { demoEvents } from "../../../test/support/telemetry-demo-events.js";
+import { chartPanels, expectLineChartGeometry } from "../../../test/support/telemetry-svg-geometry.js";
 
 const ESCAPE = "\u001b";
 const analysisOf = (events: readonly KeelEvent[]): EventAnalysis => analyzeEvents(events)._unsafeUnwrap();

@@ -1,6 +1,7 @@
 import type { KeelEvent } from "@keel/core";
 import { describe, expect, it } from "vitest";
-import { NO_DATA, analyzeWorkSessions, renderWorkSessionReport } from "./index.js";
+import { analyzeWorkSessions, renderWorkSessionReport } from "./index.js";
+import { NO_DATA } from "./schemas.js";
 
 const hour = 3_600_000;
 const opened = (sessionId: string, at: number, model: string | null = "opus"): KeelEvent =>
@@ -24,7 +25,7 @@ describe("analyzeWorkSessions", () => {
     ];
     const analysis = analyzeWorkSessions(events)._unsafeUnwrap();
     expect(analysis.sessions).toMatchObject([
-      { sessionId: "s1", state: "closed", turns: 2, tasks: 1, tokens: 100, turnsWithoutUsage: 1, toolCalls: 2, hours: 2 },
+      { sessionId: "s1", state: "closed", turns: 2, tasks: 1, tokens: 100, turnsWithoutUsage: 1, toolCalls: 2, turnsWithoutToolCalls: 1, hours: 2 },
       { sessionId: "s2", state: "open", turns: 1, tasks: 1, tokens: 40, toolCalls: 3, hours: 1 },
     ]);
     expect(analysis.outsideSessions).toEqual({ turns: 2, tokens: 500, turnsWithoutUsage: 1 });
@@ -36,7 +37,7 @@ describe("analyzeWorkSessions", () => {
   it("answers no_session for this session when none is open, and null (no data) for unknown figures, never 0", () => {
     const analysis = analyzeWorkSessions([opened("s1", 0), turn("s1", 1, null, null), closed("s1", 2), turn(null, 3, 70)])._unsafeUnwrap();
     expect(analysis.thisSession).toEqual({ state: "no_session" });
-    expect(analysis.sessions[0]).toMatchObject({ tokens: null, toolCalls: null, turns: 1 });
+    expect(analysis.sessions[0]).toMatchObject({ tokens: null, toolCalls: null, turnsWithoutToolCalls: 1, turns: 1 });
     expect(analysis.tokenWindow.tokens).toBeNull();
     const text = renderWorkSessionReport(analysis);
     expect(text).toMatch(new RegExp(`^  s1 .* ${NO_DATA} +${NO_DATA} +0$`, "m"));
@@ -61,6 +62,13 @@ describe("analyzeWorkSessions", () => {
     expect(renderWorkSessionReport(due)).toContain("audits due: m1");
     const audited = analyzeWorkSessions([...events, { type: "work.session.audited", at: 3, missionId: "m1", closedSinceAudit: 3, note: null } as KeelEvent])._unsafeUnwrap();
     expect(audited.audits).toEqual([{ missionId: "m1", due: false, lastAuditAt: 3 }]);
+  });
+
+  it("counts turns whose model is unknown apart from mismatches; a log written before modelPin reads 0", () => {
+    const pinned = (at: number, modelPin: string) => ({ ...turn("s1", at, 1), modelPin }) as KeelEvent;
+    const analysis = analyzeWorkSessions([opened("s1", 0), pinned(1, "unknown"), pinned(2, "match"), pinned(3, "unknown"), turn("s1", 4, 1)])._unsafeUnwrap();
+    expect(analysis.sessions[0]).toMatchObject({ turns: 4, turnsWithoutModel: 2, modelMismatches: 0 });
+    expect(analyzeWorkSessions([opened("s1", 0), pinned(1, "maybe")])._unsafeUnwrapErr().code).toBe("invalid_input");
   });
 
   it("rejects a malformed work-session event (a tool-call count that is not a count) and bad options", () => {

@@ -25,10 +25,14 @@ export interface SessionSlice {
   tokens: number | null;
   /** Turns whose usage was unknown. */
   turnsWithoutUsage: number;
-  /** Tool calls its backends reported; `null` when it had turns and none reported any. */
+  /** Tool calls its backends reported; `null` when it had turns and none reported any (unknown, never 0). */
   toolCalls: number | null;
+  /** Turns whose backend reported no tool-call count (`toolCalls: null`); above 0, `toolCalls` is a lower bound. */
+  turnsWithoutToolCalls: number;
   /** `work.session.model_mismatch` events. */
   modelMismatches: number;
+  /** Turns that named no model in a session pinned to one (`modelPin: "unknown"`): model unknown, not a mismatch. */
+  turnsWithoutModel: number;
 }
 
 /** Turns that ran with no work session open: recorded, and in no session's figures. */
@@ -118,7 +122,9 @@ function analyze(events: readonly KeelEvent[], window: number): WorkSessionAnaly
         tokens: null,
         turnsWithoutUsage: 0,
         toolCalls: null,
+        turnsWithoutToolCalls: 0,
         modelMismatches: 0,
+        turnsWithoutModel: 0,
         taskIds: new Set(),
         toolTurns: 0,
         knownTools: 0,
@@ -131,10 +137,11 @@ function analyze(events: readonly KeelEvent[], window: number): WorkSessionAnaly
       else target.tokens = (target.tokens ?? 0) + event.tokens;
       if (session) {
         if (event.taskId !== null) session.taskIds.add(event.taskId);
+        if (event.modelPin === "unknown") session.turnsWithoutModel++;
         if (event.toolCalls !== null) {
           session.toolTurns++;
           session.knownTools += event.toolCalls;
-        }
+        } else session.turnsWithoutToolCalls++;
       }
     } else if (event.type === "work.session.closed") {
       const session = sessions.get(event.sessionId);

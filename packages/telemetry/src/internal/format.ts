@@ -43,3 +43,27 @@ export function formatReasons(reasons: Record<string, number>): string {
 export function plural(count: number, one: string, many = `${one}s`): string {
   return `${formatCount(count)} ${count === 1 ? one : many}`;
 }
+
+/** The counting cells of a policy's row in both reports: turns, actions, prompt bytes (all, reviewer), input tokens, repeated reads. */
+export function policyCountCells(policy: { turns: number; actions: { fresh: number; resumed: number; rotated: number }; promptBytes: number; reviewerPromptBytes: number; inputTokens: number; repeatedReads: number }): string[] {
+  return [
+    formatCount(policy.turns),
+    formatActions(policy.actions),
+    formatCount(policy.promptBytes),
+    formatCount(policy.reviewerPromptBytes),
+    formatCount(policy.inputTokens),
+    formatCount(policy.repeatedReads),
+  ];
+}
+
+/** The counting cells of a role's row in both reports: turns, actions, prompt bytes, input tokens, reads, repeated reads. */
+export function roleCountCells(role: { turns: number; actions: { fresh: number; resumed: number; rotated: number }; promptBytes: number; inputTokens: number; reads: number; repeatedReads: number }): string[] {
+  return [
+    formatCount(role.turns),
+    formatActions(role.actions),
+    formatCount(role.promptBytes),
+    formatCount(role.inputTokens),
+    formatCount(role.reads),
+    formatCount(role.repeatedReads),
+  ];
+}

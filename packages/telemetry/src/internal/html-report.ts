@@ -1,5 +1,5 @@
 import type { EventAnalysis } from "../analysis-types.js";
-import { escapeHtml as escape, formatActions, formatCount, formatReasons, formatVerdicts, plural } from "./format.js";
+import { escapeHtml as escape, formatCount, formatReasons, formatVerdicts, plural, policyCountCells, roleCountCells } from "./format.js";
 import { headlineOf } from "./report-headline.js";
 import { ACTIONS, POLICY_COLORS, POLICY_COLORS_DARK, actionMarker, actionsChart, inputTokensChart, policyClass, promptBytesChart } from "./svg-charts.js";
 
@@ -85,12 +85,7 @@ function summaryTable(analysis: EventAnalysis): string {
     ["policy", "turns", "fresh/resumed/rotated", "prompt bytes", "reviewer prompt bytes", "input tokens", "repeated reads", "verdicts", "rotations"],
     analysis.policies.map((policy) => [
       policy.policy,
-      formatCount(policy.turns),
-      formatActions(policy.actions),
-      formatCount(policy.promptBytes),
-      formatCount(policy.reviewerPromptBytes),
-      formatCount(policy.inputTokens),
-      formatCount(policy.repeatedReads),
+      ...policyCountCells(policy),
       // Wrapped between items only: `approve 6,` / `request_changes 2`, never before a count.
       keepCounts(formatVerdicts(policy.verdicts)),
       keepCounts(formatReasons(policy.rotations)),
@@ -107,12 +102,7 @@ function roleTable(analysis: EventAnalysis): string {
       policy.roles.map((role) => [
         policy.policy,
         role.role,
-        formatCount(role.turns),
-        formatActions(role.actions),
-        formatCount(role.promptBytes),
-        formatCount(role.inputTokens),
-        formatCount(role.reads),
-        formatCount(role.repeatedReads),
+        ...roleCountCells(role),
       ]),
     ),
     [0, 1],

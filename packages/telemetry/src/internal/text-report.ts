@@ -1,5 +1,5 @@
 import type { EventAnalysis } from "../analysis-types.js";
-import { formatActions, formatCount, formatReasons, formatVerdicts, plural, sanitizeText } from "./format.js";
+import { formatReasons, formatVerdicts, plural, policyCountCells, roleCountCells, sanitizeText } from "./format.js";
 import { renderTextTable, type TextColumn, type TextStyle } from "./text-table.js";
 
 const ESCAPE = "\u001b[";
@@ -70,12 +70,7 @@ export function renderTextReport(analysis: EventAnalysis, color: boolean): strin
   }
   const policyRows = analysis.policies.map((policy) => [
     sanitizeText(policy.policy),
-    formatCount(policy.turns),
-    formatActions(policy.actions),
-    formatCount(policy.promptBytes),
-    formatCount(policy.reviewerPromptBytes),
-    formatCount(policy.inputTokens),
-    formatCount(policy.repeatedReads),
+    ...policyCountCells(policy),
     sanitizeText(formatVerdicts(policy.verdicts)),
   ]);
   lines.push(...renderTextTable(POLICY_COLUMNS, policyRows, palette), "");
@@ -88,12 +83,7 @@ export function renderTextReport(analysis: EventAnalysis, color: boolean): strin
     policy.roles.map((role) => [
       sanitizeText(policy.policy),
       sanitizeText(role.role),
-      formatCount(role.turns),
-      formatActions(role.actions),
-      formatCount(role.promptBytes),
-      formatCount(role.inputTokens),
-      formatCount(role.reads),
-      formatCount(role.repeatedReads),
+      ...roleCountCells(role),
     ]),
   );
   lines.push("Per role:", ...renderTextTable(ROLE_COLUMNS, roleRows, palette));
