@@ -8,5 +8,7 @@ export { RoleTurnInputSchema } from "./role-turn.js";
 export type { RoleTurnInput, RoleTurnResult, RuntimeWarning } from "./role-turn.js";
 export { createRoundRunner, readVerdict } from "./round.js";
 export type { RoundContext, RoundInput, RoundResult, RoundRoleInput } from "./round.js";
+export { openStore, parseStoreUrl, redactStoreUrl } from "./store-url.js";
+export type { OpenStoreOptions, StoreLocation } from "./store-url.js";
 export { RuntimeWorkSessionOptionsSchema, countToolCalls } from "./work-session-runtime.js";
 export type { KeelWorkSessions, RuntimeWorkSessionOptions } from "./work-session-runtime.js";

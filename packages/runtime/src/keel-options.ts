@@ -4,6 +4,7 @@ import type { Limits } from "@keel/budget";
 import type { SessionLimits, SessionPolicy } from "@keel/sessions";
 import type { SkillLayer, SkillLibrary } from "@keel/skills";
 import type { KeelStore } from "@keel/store";
+import { isKeelStore } from "@keel/store/kit";
 import { z } from "zod";
 import { RuntimeWorkSessionOptionsSchema, type RuntimeWorkSessionOptions } from "./work-session-runtime.js";
 
@@ -30,13 +31,15 @@ export interface RuntimeInstructionOptions {
 /** Options of {@link createKeel}. Every part is optional. */
 export interface KeelOptions {
   /**
-   * The store, or a store URL (a directory, `sqlite:<file>`, `postgres://…`) opened with
-   * `openStore` (and closed by `keel.close()`). Default: the filesystem store in `dir`.
+   * The store, or a store URL (a directory, `sqlite:<file>`, `postgres://…`) opened with the
+   * `openStore` option (and closed by `keel.close()`). Default: the filesystem store in `dir`.
    */
   store?: KeelStore | string;
   /**
-   * Opens a store URL given as `store`. The runtime names no store adapter itself: pass
-   * `openStoreUrl` from `@keel/cli` (which knows fs, SQLite and PostgreSQL), or your own.
+   * Opens a store URL given as `store`, synchronously. The usual way is to open the URL first
+   * with the `openStore` function of this package (which loads the SQL adapters only when a URL names one) and pass the
+   * `KeelStore` it answers as `store`; this option is for a host with a synchronous opener of
+   * its own.
    */
   openStore?: (url: string) => KeelStore;
   /** The directory of the default filesystem store (default `./.keel`). Ignored when `store` is given. */
@@ -78,7 +81,9 @@ const LimitsShape = z.record(z.string(), z.unknown());
 
 /** zod schema of {@link KeelOptions} (shallow: each part is validated again by its own package). */
 export const KeelOptionsSchema: z.ZodType = z.strictObject({
-  store: z.union([z.string().min(1), z.custom<KeelStore>((value) => isObjectWith("close", "check")(value), "store must be a KeelStore or a store URL")]).optional(),
+  store: z
+    .custom<string | KeelStore>((value) => (typeof value === "string" && value.length > 0) || isKeelStore(value), "store must be a KeelStore or a store URL")
+    .optional(),
   openStore: z.custom<(url: string) => KeelStore>((value) => typeof value === "function", "openStore must be a function").optional(),
   dir: z.string().min(1).optional(),
   backends: z

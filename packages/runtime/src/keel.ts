@@ -1,42 +1,20 @@
 import { resolve } from "node:path";
-import {
-  KeelError,
-  createEventBus,
-  estimateTokens,
-  parseSafeName,
-  systemClock,
-  totalInputTokens,
-  utf8Bytes,
-  validate,
-  validateOrThrow,
-  type EventBus,
-} from "@keel/core";
-import type { Backend, BackendTurnRequest, BackendTurnResult } from "@keel/backend";
-import { actualsFromUsage, createBudget, type Budget, type BudgetScope, type Reservation } from "@keel/budget";
-import { createRoleSessions, type RoleSessions, type TurnOutcome, type TurnPlan } from "@keel/sessions";
-import {
-  createSkillLibrary,
-  discoverInstructions,
-  renderInstructions,
-  renderSkillContract,
-  stageSkills,
-  type SkillDeliveryMode,
-  type SkillLibrary,
-  type SkillView,
-} from "@keel/skills";
+import { KeelError, createEventBus, systemClock, validateOrThrow, type EventBus } from "@keel/core";
+import type { Backend } from "@keel/backend";
+import { createBudget, type Budget } from "@keel/budget";
+import { createRoleSessions, type RoleSessions } from "@keel/sessions";
+import { createSkillLibrary, type SkillLibrary } from "@keel/skills";
 import type { KeelStore } from "@keel/store";
 import { createFsStore } from "@keel/store-fs";
-import { ResultAsync, errAsync, okAsync } from "neverthrow";
+import type { ResultAsync } from "neverthrow";
 import { KeelOptionsSchema, type KeelOptions } from "./keel-options.js";
-import { buildRolePrompt, readReportLines } from "./prompt-builder.js";
-import { RoleTurnInputSchema, type RoleTurnInput, type RoleTurnResult, type RuntimeWarning } from "./role-turn.js";
+import type { RoleTurnInput, RoleTurnResult } from "./role-turn.js";
 import { createRoundRunner, type RoundInput, type RoundResult } from "./round.js";
-import { readResumeState, writeResumeState } from "./internal/backend-thread-state.js";
-import { fileAccessEvents } from "./internal/file-access-events.js";
-import { scopeId } from "./internal/scope-id.js";
+import { redactStoreUrl } from "./store-url.js";
 import { createWorkSessionRuntime, type KeelWorkSessions } from "./work-session-runtime.js";
 import { createLateStore } from "./internal/late-store.js";
 import { createStoreWarningRelay } from "./internal/store-warnings.js";
+import { createRoleTurnRunner } from "./internal/turn-runner.js";
 
 /** A composed Keel runtime: sessions, skills, budget and backends over one store. */
 export interface Keel extends KeelWorkSessions {
@@ -99,13 +77,7 @@ export function createKeel(options: KeelOptions = {}): Keel {
   const store = typeof options.store === "string" ? openStoreUrl(options.store, options.openStore) : (options.store ?? late!.store);
   const cwd = options.cwd ?? process.cwd();
   const turnTimeoutMs = options.turnTimeoutMs ?? 600_000;
-  const backends = toRegistry(options.backends);
-  const defaultBackend = options.defaultBackend ?? [...backends.keys()][0];
-  if (options.defaultBackend !== undefined && !backends.has(options.defaultBackend)) {
-    throw new KeelError("invalid_input", `default backend "${options.defaultBackend}" is not among the configured backends`, {
-      details: { backends: [...backends.keys()] },
-    });
-  }
+  const { backends, defaultBackend } = toRegistry(options.backends, options.defaultBackend);
   const sessions = createRoleSessions({
     store,
     events,
@@ -122,231 +94,15 @@ export function createKeel(options: KeelOptions = {}): Keel {
   const budget = createBudget({ store, clock, events });
   const workSessions = createWorkSessionRuntime({ store, events, clock, sessions, ...(options.workSessions ? { settings: options.workSessions } : {}) });
   const budgetOptions = options.budget ?? {};
-  const reserveOutputTokens = budgetOptions.reserveOutputTokens ?? 4096;
 
-  const scopesFor = (missionId: string, role: string, task?: { id: string | null; limits: RoleTurnInput["budget"] }): BudgetScope => {
-    const mission = budget.scope(scopeId("mission", missionId), budgetOptions.mission ? { limits: budgetOptions.mission } : {});
-    const roleScope = budget.scope(scopeId("role", role), { parents: [mission], ...(budgetOptions.role ? { limits: budgetOptions.role } : {}) });
-    // A declared budget binds the task's own scope, a child of the role's.
-    if (!task?.limits) return roleScope;
-    return budget.scope(scopeId("task", `${missionId}.${task.id ?? role}`), { parents: [roleScope], limits: task.limits });
-  };
-
-  const runRoleTurn = (input: RoleTurnInput): ResultAsync<RoleTurnResult, KeelError> => {
-    const checked = validate(RoleTurnInputSchema, input, "role turn")
-      .andThen((parsed) => parseSafeName(parsed.missionId, "mission id").map(() => parsed))
-      .andThen((parsed) => parseSafeName(parsed.role, "role").map(() => parsed));
-    if (checked.isErr()) return errAsync(checked.error);
-    const turn = checked.value;
-    const backendId = turn.backend ?? defaultBackend;
-    const backend = backendId === undefined ? undefined : backends.get(backendId);
-    if (!backend) {
-      return errAsync(
-        new KeelError(
-          "invalid_input",
-          backends.size === 0
-            ? "no backend is configured: pass backends to createKeel"
-            : `backend "${String(backendId)}" is not configured; configured: ${[...backends.keys()].join(", ")}`,
-          { details: { backend: backendId ?? null, configured: [...backends.keys()] } },
-        ),
-      );
-    }
-    let scope: BudgetScope;
-    try {
-      scope = scopesFor(turn.missionId, turn.role, { id: turn.taskId ?? null, limits: turn.budget });
-    } catch (error) {
-      return errAsync(KeelError.is(error) ? error : new KeelError("invalid_input", String(error)));
-    }
-    const warnings: RuntimeWarning[] = [];
-    const estimate = estimateTokens(`${turn.objective ?? ""}\n${turn.prompt}`) + reserveOutputTokens;
-    const startedAt = clock.now();
-    return workSessions
-      .admit({ missionId: turn.missionId, role: turn.role, taskId: turn.taskId ?? null, budget: turn.budget })
-      .andThen(() => workSessions.ensureMissionCheckpoint(turn.missionId, warnings))
-      .andThen(() => scope.reserve({ tokens: estimate, calls: 1, timeMs: turnTimeoutMs }))
-      .andThen((reservation) =>
-        resolveView(turn.role, backend, warnings).andThen((view) =>
-          runSessionTurn(turn, backend, view, warnings)
-            .andThen(({ result, plan, delivery, last }) =>
-              settle(reservation, result.usage, turn.model ?? null, last?.durationMs ?? null, warnings)
-                .andThen(() => emitFileAccess(turn, last, result.paths?.inspected ?? []))
-                .andThen(() =>
-                  workSessions.recordTurn(
-                    { missionId: turn.missionId, role: turn.role, startedAt, endedAt: clock.now(), backendResult: last, usage: result.usage, model: turn.model ?? null, taskId: turn.taskId ?? null },
-                    warnings,
-                  ),
-                )
-                .map(
-                (workSessionId): RoleTurnResult => ({
-                  text: result.text,
-                  threadId: result.threadId,
-                  usage: result.usage,
-                  inputTokens: totalInputTokens(result.usage),
-                  promptBytes: result.promptBytes,
-                  plan,
-                  durationMs: last?.durationMs ?? 0,
-                  fileAccess: last?.fileAccess ?? [],
-                  toolCalls: last?.toolCalls ?? 0,
-                  skillDelivery: delivery,
-                  warnings,
-                  workSessionId,
-                }),
-              ),
-            )
-            .orElse((error) => reservation.abandon().orElse(() => okAsync(undefined)).andThen(() => errAsync(error))),
-        ),
-      );
-  };
-
-  const resolveView = (role: string, backend: Backend, warnings: RuntimeWarning[]): ResultAsync<SkillView | null, KeelError> => {
-    if (!skills) return okAsync(null);
-    return skills
-      .resolve(role, { deliveryMode: backend.capabilities.skills })
-      .map((view): SkillView | null => view)
-      .orElse((error) => {
-        warnings.push({ target: "skills", operation: "resolve", code: error.code, message: error.message });
-        return okAsync(null);
-      });
-  };
-
-  /** How skills reach this backend: its adapter declares it (native paths, a staged directory, or the prompt). */
-  const deliveryFor = (backend: Backend, view: SkillView): { mode: SkillDeliveryMode; skillPaths: string[] } => {
-    const mode = backend.capabilities.skills;
-    return { mode, skillPaths: mode === "native" ? view.own.map((skill) => skill.path) : [] };
-  };
-
-  /**
-   * The project's instruction files, rendered, for a backend that does not load them itself
-   * (capability `instructions: "prompt"`) on a turn that starts a thread; `null` otherwise. A
-   * failed discovery is a warning, never a failed turn.
-   */
-  const projectInstructions = (backend: Backend, plan: TurnPlan, warnings: RuntimeWarning[]): ResultAsync<string | null, KeelError> => {
-    if (options.instructions === false || backend.capabilities.instructions !== "prompt" || plan.action === "resumed") return okAsync(null);
-    const where = options.instructions ?? {};
-    return discoverInstructions({ cwd, ...where })
-      .andThen((found) => renderInstructions(found.files))
-      .map((text): string | null => (text === "" ? null : text))
-      .orElse((error) => {
-        warnings.push({ target: "instructions", operation: "discover", code: error.code, message: error.message });
-        return okAsync(null);
-      });
-  };
-
-  const runSessionTurn = (
-    turn: ReturnType<typeof RoleTurnInputSchema.parse>,
-    backend: Backend,
-    view: SkillView | null,
-    warnings: RuntimeWarning[],
-  ) => {
-    const delivery = view ? deliveryFor(backend, view) : null;
-    const contract = view && view.skills.length > 0 ? renderSkillContract(view) : null;
-    const staged =
-      view && delivery?.mode === "staged"
-        ? stageSkills(view, cwd)
-            .map(() => undefined)
-            .orElse((error) => {
-              warnings.push({ target: "skills", operation: "stage", code: error.code, message: error.message });
-              return okAsync(undefined);
-            })
-        : okAsync(undefined);
-    let last: BackendTurnResult | undefined;
-    const execute = (plan: TurnPlan): ResultAsync<TurnOutcome, KeelError> =>
-      projectInstructions(backend, plan, warnings).andThen((instructions) => executeWith(plan, instructions));
-    const executeWith = (plan: TurnPlan, instructions: string | null): ResultAsync<TurnOutcome, KeelError> => {
-      const prompt = buildRolePrompt({
-        instructions,
-        role: turn.role,
-        missionId: turn.missionId,
-        action: plan.action,
-        task: turn.prompt,
-        objective: turn.objective ?? null,
-        objectiveRevision: turn.objectiveRevision ?? 1,
-        capsule: plan.capsule,
-        skillContract: contract && contract.isOk() ? contract.value : null,
-      });
-      if (prompt.isErr()) return errAsync(prompt.error);
-      const promptText = prompt.value.text;
-      // The adapter's state for the thread (e.g. Codex's running usage total), kept from its last turn.
-      const kept = plan.threadId
-        ? readResumeState(store, turn.missionId, turn.role, backend.id, plan.threadId).orElse((error) => {
-            warnings.push({ target: "backend", operation: "read_resume_state", code: error.code, message: error.message });
-            return okAsync(undefined);
-          })
-        : okAsync(undefined);
-      return kept.andThen((resumeState) => {
-        const request: BackendTurnRequest = {
-          prompt: promptText,
-          cwd,
-          timeoutMs: turnTimeoutMs,
-          ...(turn.model ? { model: turn.model } : {}),
-          ...(plan.threadId ? { threadId: plan.threadId } : {}),
-          ...(plan.threadId && resumeState ? { resumeState } : {}),
-          ...(delivery && delivery.skillPaths.length > 0 ? { skillPaths: delivery.skillPaths } : {}),
-        };
-        return backend.runTurn(request).andThen((result) => {
-          last = result;
-          return writeResumeState(store, turn.missionId, turn.role, backend.id, result.threadId, result.resumeState)
-            .orElse((error) => {
-              warnings.push({ target: "backend", operation: "write_resume_state", code: error.code, message: error.message });
-              return okAsync(undefined);
-            })
-            .map(
-              (): TurnOutcome => ({ text: result.text, threadId: result.threadId, usage: result.usage, promptBytes: utf8Bytes(promptText), ...readReportLines(result.text) }),
-            );
-        });
-      });
-    };
-    return staged.andThen(() =>
-      sessions
-        .runTurn(
-          {
-            missionId: turn.missionId,
-            role: turn.role,
-            backend: { id: backend.id, resumable: backend.capabilities.resume },
-            model: turn.model ?? null,
-            branch: turn.branch ?? null,
-            objectiveRevision: turn.objectiveRevision ?? 1,
-          },
-          execute,
-        )
-        .map((outcome) => {
-          warnings.push(...outcome.warnings);
-          return { result: outcome.outcome, plan: outcome.plan, delivery: delivery?.mode ?? null, last };
-        }),
-    );
-  };
-
-  const settle = (
-    reservation: Reservation,
-    usage: BackendTurnResult["usage"] | null,
-    model: string | null,
-    durationMs: number | null,
-    warnings: RuntimeWarning[],
-  ): ResultAsync<void, KeelError> => {
-    const actuals = actualsFromUsage(usage, { model, durationMs });
-    const settled = actuals.isOk() ? reservation.settle(actuals.value.actual) : reservation.abandon();
-    return settled
-      .map(() => undefined)
-      .orElse((error) => {
-        warnings.push({ target: "budget", operation: "settle", code: error.code, message: error.message });
-        return okAsync(undefined);
-      });
-  };
-
-  /**
-   * `agent.io.read` / `write` / `search` for what the agent really did (the backend's
-   * `fileAccess`), or, from a backend that shows no tool call, for the paths the role reported
-   * inspecting; paths relative to `cwd`.
-   */
-  const emitFileAccess = (
-    turn: { missionId: string; role: string },
-    last: BackendTurnResult | undefined,
-    inspected: readonly string[],
-  ): ResultAsync<void, KeelError> =>
-    ResultAsync.fromSafePromise(fileAccessEvents(cwd, turn, last, inspected)).map((accesses) => {
-      for (const access of accesses) events.emit(access);
-    });
-
+  const runRoleTurn = createRoleTurnRunner({
+    plan: { backends, defaultBackend, limits: { mission: budgetOptions.mission, role: budgetOptions.role }, reserveOutputTokens: budgetOptions.reserveOutputTokens ?? 4096, turnTimeoutMs },
+    budget,
+    clock,
+    workSessions,
+    run: { store, sessions, skills, cwd, turnTimeoutMs, instructions: options.instructions },
+    settle: { events, clock, cwd, workSessions },
+  });
   const runRound = createRoundRunner({ runRoleTurn, events });
   if (late) {
     const dir = resolve(options.dir ?? ".keel");
@@ -366,6 +122,7 @@ export function createKeel(options: KeelOptions = {}): Keel {
     closeWorkSession: workSessions.closeWorkSession,
     workSession: workSessions.workSession,
     checkpoint: workSessions.checkpoint,
+    resetCheckpointCounter: workSessions.resetCheckpointCounter,
     writeHandoff: workSessions.writeHandoff,
     recordAudit: workSessions.recordAudit,
     workSessionMetrics: workSessions.workSessionMetrics,
@@ -376,22 +133,26 @@ export function createKeel(options: KeelOptions = {}): Keel {
   };
 }
 
-function toRegistry(backends: KeelOptions["backends"]): Map<string, Backend> {
+/** The configured backends by id, and the default one (the named one, else the first). Throws `invalid_input`. */
+function toRegistry(backends: KeelOptions["backends"], named: string | undefined): { backends: Map<string, Backend>; defaultBackend: string | undefined } {
   const registry = new Map<string, Backend>();
-  if (!backends) return registry;
-  const entries: [string, Backend][] = Array.isArray(backends) ? backends.map((backend) => [backend.id, backend]) : Object.entries(backends);
+  const entries: [string, Backend][] = !backends ? [] : Array.isArray(backends) ? backends.map((backend) => [backend.id, backend]) : Object.entries(backends);
   for (const [id, backend] of entries) {
     if (registry.has(id)) throw new KeelError("invalid_input", `backend "${id}" is configured twice`, { details: { backend: id } });
     registry.set(id, backend);
   }
-  return registry;
+  if (named !== undefined && !registry.has(named)) {
+    throw new KeelError("invalid_input", `default backend "${named}" is not among the configured backends`, { details: { backends: [...registry.keys()] } });
+  }
+  return { backends: registry, defaultBackend: named ?? [...registry.keys()][0] };
 }
 
 /** Opens a store URL with the host's opener; without one the URL cannot mean anything here. */
 function openStoreUrl(url: string, openStore: ((url: string) => KeelStore) | undefined): KeelStore {
   if (!openStore) {
-    throw new KeelError("invalid_input", `store "${url}" is a URL, but no openStore was given: pass openStore (e.g. openStoreUrl from @keel/cli) or a KeelStore`, {
-      details: { store: url.replace(/^(postgres(?:ql)?:\/\/[^:/@]+:)[^@]*@/i, "$1***@") },
+    const shown = redactStoreUrl(url);
+    throw new KeelError("invalid_input", `store "${shown}" is a URL, but no openStore was given: open it first with \`await openStore(url)\` from @keel/runtime and pass the KeelStore it answers as store`, {
+      details: { store: shown },
     });
   }
   return openStore(url);

@@ -1,11 +1,15 @@
 import type { Usage } from "@keel/core";
-import { LimitsSchema, type Limits } from "@keel/budget";
+import type { Limits } from "@keel/budget";
+import { LimitsSchema } from "@keel/budget/schemas";
 import type { SessionWarning, TurnPlan } from "@keel/sessions";
 import type { SkillDeliveryMode } from "@keel/skills";
 import { z } from "zod";
 import type { BackendFileAccess } from "@keel/backend";
 
-/** What {@link Keel.runRoleTurn} is asked. */
+/**
+ * What {@link Keel.runRoleTurn} is asked: the runtime layer's request. The runtime turns it into
+ * role sessions' `RoleSessionTurnRequest` and the backend's `BackendTurnRequest`, one layer each.
+ */
 export interface RoleTurnInput {
   /** The mission (a safe name). */
   missionId: string;
@@ -47,7 +51,7 @@ export const RoleTurnInputSchema = z.strictObject({
   taskId: z.string().min(1).max(200).nullable().optional(),
 });
 
-/** What a role turn produced. */
+/** What a role turn produced: the runtime layer's result (beside `RoleSessionTurnResult` and `BackendTurnResult`). */
 export interface RoleTurnResult {
   /** The model's answer. */
   text: string;
@@ -68,8 +72,11 @@ export interface RoleTurnResult {
    * saw them (`BackendTurnResult.fileAccess`); `agent.io.*` events are emitted from these.
    */
   fileAccess: BackendFileAccess[];
-  /** How many tool calls the agent made in the turn (`BackendTurnResult.toolCalls`): what work-session hygiene counts. */
-  toolCalls: number;
+  /**
+   * How many tool calls the agent made in the turn (`BackendTurnResult.toolCalls`): what
+   * work-session hygiene counts. `null` when the backend could not see them: unknown, never 0.
+   */
+  toolCalls: number | null;
   /** How the role's skills reached the backend, or `null` without skills. */
   skillDelivery: SkillDeliveryMode | null;
   /** Persistence and accounting warnings; none of them changed the result. */

@@ -20,6 +20,7 @@ import type { KeelStore } from "@keel/store";
 import { errAsync, okAsync, type ResultAsync } from "neverthrow";
 import { z } from "zod";
 import type { RuntimeWarning } from "./role-turn.js";
+import { warnOnError, type Warned } from "./internal/turn-warnings.js";
 
 /** Work-session settings of {@link createKeel}: the capacity gate's limits and the audit cadence. */
 export interface RuntimeWorkSessionOptions {
@@ -52,8 +53,18 @@ export interface KeelWorkSessions {
   closeWorkSession(scope: WorkSessionScope): ResultAsync<ClosedWorkSessionResult, KeelError>;
   /** The work-session status of a mission or role, read from the store every time (any process, after any restart). */
   workSession(scope: WorkSessionScope): ResultAsync<WorkSessionStatus, KeelError>;
-  /** Writes the role's handoff, then resets the checkpoint counter, in that order (`no_session`, nothing written, without a session). */
+  /**
+   * Writes the role's handoff, then resets the checkpoint counter, in that order (`no_session`,
+   * nothing written, without a session): `writeHandoff` followed by `resetCheckpointCounter`.
+   */
   checkpoint(input: { missionId: string; role: string; handoff: Handoff }): ResultAsync<WorkSessionCheckpoint, KeelError>;
+  /**
+   * Sets the checkpoint counter of the work session covering the role (its own, else the
+   * mission-wide one: the session the capacity gate reads) to 0, and nothing else: no handoff is
+   * written. Emits `work.session.checkpoint_counter_reset`. Errors: `invalid_input` (a bad
+   * scope), `no_session` (none open: nothing written).
+   */
+  resetCheckpointCounter(input: { missionId: string; role: string }): ResultAsync<WorkSessionStatus, KeelError>;
   /** Writes the role's handoff whatever the hygiene state, above all past a limit; resets nothing. */
   writeHandoff(input: { missionId: string; role: string; handoff: Handoff }): ResultAsync<HandoffRecord, KeelError>;
   /** Records an audit of the mission: the audit cadence starts again. */
@@ -81,16 +92,22 @@ export interface WorkSessionRuntime extends KeelWorkSessions {
   readonly work: WorkSessions;
   /** The capacity gate: a turn with a declared budget needs an open session with capacity left; one without is admitted. */
   admit(turn: { missionId: string; role: string; taskId: string | null; budget: Limits | null | undefined }): ResultAsync<void, KeelError>;
-  /** Creates the mission checkpoint placeholder on the mission's first turn in this process (create-only: never over a later one). */
-  ensureMissionCheckpoint(missionId: string, warnings: RuntimeWarning[]): ResultAsync<void, KeelError>;
-  /** Counts a finished turn in its work session (or records it as in none); a failure becomes a warning. */
-  recordTurn(turn: FinishedTurn, warnings: RuntimeWarning[]): ResultAsync<string | null, KeelError>;
+  /**
+   * Creates the mission checkpoint placeholder on the mission's first turn in this process
+   * (create-only: never over a later one); a failure is returned as a `checkpoint`/`init` warning.
+   */
+  ensureMissionCheckpoint(missionId: string): ResultAsync<RuntimeWarning[], never>;
+  /**
+   * Counts a finished turn in its work session (or records it as in none): the session's id, or
+   * `null` with a `work_session`/`record` warning when it could not be counted.
+   */
+  recordTurn(turn: FinishedTurn): ResultAsync<Warned<string | null>, never>;
 }
 
 /**
  * The tool calls of a backend turn result: the length of its `toolCalls` list, or a count the
- * adapter gave as a number; `null` when the backend reported none (unknown, never 0). The one
- * place that reads the backend's field.
+ * adapter gave as a number; `null` when the backend gave `null` or nothing (unknown, never 0).
+ * The one place that reads the backend's field.
  */
 export function countToolCalls(result: unknown): number | null {
   const calls = (result as { toolCalls?: unknown } | null | undefined)?.toolCalls;
@@ -123,18 +140,15 @@ export function createWorkSessionRuntime(options: {
     closeWorkSession: (scope) => work.close(scope),
     workSession: (scope) => work.status(scope),
     checkpoint: (input) => work.checkpoint(input),
+    resetCheckpointCounter: (input) => work.resetCheckpointCounter(input),
     writeHandoff: (input) => work.writeHandoff(input),
     recordAudit: (input) => work.recordAudit(input),
     workSessionMetrics: (input) => work.metrics(input),
     admit(turn) {
       if (turn.budget == null) return okAsync(undefined);
       const gate = createCapacityGate({
-        sessions: {
-          status: () =>
-            work.status({ missionId: turn.missionId, role: turn.role }).map((status) =>
-              status.session ? { state: "open" as const, toolCalls: status.session.toolCalls, activeMinutes: status.session.activeMinutes } : { state: "no_session" as const },
-            ),
-        },
+        // A work-session status is the gate's `CapacityStatus` as it is: no shape to translate.
+        sessions: { status: () => work.status({ missionId: turn.missionId, role: turn.role }) },
         maxToolCalls: work.limits.maxToolCalls,
         maxActiveMinutes: work.limits.maxActiveMinutes,
         recovery: recovery(turn.missionId),
@@ -152,20 +166,15 @@ export function createWorkSessionRuntime(options: {
           return errAsync(error);
         });
     },
-    ensureMissionCheckpoint(missionId, warnings) {
-      if (checkpointed.has(missionId)) return okAsync(undefined);
-      return sessions
-        .initMissionCheckpoint(missionId)
-        .map(() => {
-          checkpointed.add(missionId);
-        })
-        .orElse((error) => {
-          warnings.push({ target: "checkpoint", operation: "init", code: error.code, message: error.message });
-          return okAsync(undefined);
-        });
+    ensureMissionCheckpoint(missionId) {
+      if (checkpointed.has(missionId)) return okAsync([]);
+      const created = sessions.initMissionCheckpoint(missionId).map(() => {
+        checkpointed.add(missionId);
+      });
+      return warnOnError(created, undefined, "checkpoint", "init").map(({ warnings }) => warnings);
     },
-    recordTurn(turn, warnings) {
-      return work
+    recordTurn(turn) {
+      const recorded = work
         .recordTurn({
           missionId: turn.missionId,
           role: turn.role,
@@ -176,11 +185,8 @@ export function createWorkSessionRuntime(options: {
           model: turn.model,
           taskId: turn.taskId,
         })
-        .map((recorded) => recorded.sessionId)
-        .orElse((error) => {
-          warnings.push({ target: "work_session", operation: "record", code: error.code, message: error.message });
-          return okAsync(null);
-        });
+        .map((record): string | null => record.sessionId);
+      return warnOnError(recorded, null, "work_session", "record");
     },
   };
 }

@@ -32,16 +32,16 @@ async function sizeOf(cwd: string, path: string): Promise<number> {
  * `fileAccess` (its tool calls), in order, each path relative to `cwd` when inside it. Bytes are
  * the backend's when it knew them; otherwise a read or write inside `cwd` is sized from the file
  * as it is after the turn, anything else is 0. A backend that shows no tool call at all
- * (`toolCalls` 0 and no access: a scripted or API backend) falls back to the paths the role
- * reported inspecting (`inspected`), as reads.
+ * (`toolCalls` 0 or `null`, unknown, and no access: a scripted or API backend) falls back to the
+ * paths the role reported inspecting (`inspected`), as reads.
  */
 export async function fileAccessEvents(
   cwd: string,
   turn: { role: string; missionId: string },
-  reported: { fileAccess: readonly BackendFileAccess[]; toolCalls: number } | undefined,
+  reported: { fileAccess: readonly BackendFileAccess[]; toolCalls: number | null } | undefined,
   inspected: readonly string[],
 ): Promise<FileAccessEvent[]> {
-  const fromTools = reported !== undefined && (reported.toolCalls > 0 || reported.fileAccess.length > 0);
+  const fromTools = reported !== undefined && ((reported.toolCalls ?? 0) > 0 || reported.fileAccess.length > 0);
   const accesses: { op: BackendFileAccess["op"]; path: string; bytes?: number }[] = fromTools
     ? [...reported.fileAccess]
     : inspected.map((path) => ({ op: "read" as const, path }));

@@ -5,7 +5,7 @@ import { KeelError } from "@keel/core";
 import { createKeel } from "@keel/runtime";
 import { createMemoryStore } from "@keel/store";
 import { describe, expect, it } from "vitest";
-import { createFakeBackend } from "./fake-backend.js";
+import { createFakeBackend } from "../../../test/support/runtime-fake-backend.js";
 
 /** A repository with instructions at its root and in a package below it; the turn runs in the package. */
 async function repository(): Promise<string> {

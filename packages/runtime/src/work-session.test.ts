@@ -3,11 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createEventBus, createManualClock, type KeelEvent, type ManualClock } from "@keel/core";
 import { createKeel, type KeelOptions } from "@keel/runtime";
+import { createHygiene } from "@keel/sessions";
 import { createMemoryStore, type KeelStore } from "@keel/store";
 import { createFsStore } from "@keel/store-fs";
 import { createFaultyStore } from "@keel/testkit";
 import { afterAll, describe, expect, it } from "vitest";
-import { createToolBackend } from "./work-session-backend.js";
+import { createToolBackend } from "../../../test/support/runtime-work-session-backend.js";
 
 const made: string[] = [];
 afterAll(() => {
@@ -135,6 +136,36 @@ describe.each(stores)("work sessions through createKeel (%s store)", (_name, mak
     await keel.close();
   });
 
+  it("resetCheckpointCounter resets the counter the gate's session holds, and writes no handoff; checkpoint does both", async () => {
+    const { keel, turn, store, ofType } = setup(makeStore, { toolCalls: () => 3 });
+    const scope = { missionId: "m1", role: "engineer" };
+    expect((await keel.resetCheckpointCounter(scope))._unsafeUnwrapErr().code).toBe("no_session");
+    expect((await store.docs.get(["missions", "m1", "work-sessions"]))._unsafeUnwrap()).toBeUndefined();
+    expect((await keel.resetCheckpointCounter({ missionId: "../m", role: "engineer" }))._unsafeUnwrapErr().code).toBe("invalid_input");
+    expect((await keel.resetCheckpointCounter({ missionId: "m1" } as never))._unsafeUnwrapErr().code).toBe("invalid_input");
+    const opened = (await keel.openWorkSession({ missionId: "m1", model: "opus" }))._unsafeUnwrap();
+    (await turn({ budget }))._unsafeUnwrap();
+    (await turn({ budget }))._unsafeUnwrap();
+    const reset = (await keel.resetCheckpointCounter(scope))._unsafeUnwrap();
+    expect(reset.session).toMatchObject({ checkpointCounter: 0, checkpoints: 0, toolCalls: 6, sessionId: opened.session!.sessionId });
+    // Read back from the store, as the capacity gate reads it; no handoff was written.
+    expect((await keel.workSession(scope))._unsafeUnwrap().session).toMatchObject({ checkpointCounter: 0, toolCalls: 6 });
+    expect((await keel.sessions.readHandoff("m1", "engineer"))._unsafeUnwrap()).toBeUndefined();
+    expect(ofType("work.session.checkpoint_counter_reset")).toMatchObject([{ missionId: "m1", role: "engineer", sessionId: opened.session!.sessionId, previous: 6 }]);
+    expect(ofType("work.session.checkpoint")).toEqual([]);
+    // The deprecated hygiene view resets the same counter, in the same document.
+    (await turn({ budget }))._unsafeUnwrap();
+    const hygiene = createHygiene({ store, missionId: "m1", role: "engineer" });
+    expect((await hygiene.resetCheckpointCounter())._unsafeUnwrap()).toMatchObject({ checkpointCounter: 0, toolCalls: 9 });
+    expect((await keel.workSession(scope))._unsafeUnwrap().session!.checkpointCounter).toBe(0);
+    // checkpoint: the handoff first, then the same reset (and it counts a checkpoint).
+    (await turn({ budget }))._unsafeUnwrap();
+    const done = (await keel.checkpoint({ ...scope, handoff }))._unsafeUnwrap();
+    expect(done.status.session).toMatchObject({ checkpointCounter: 0, checkpoints: 1, toolCalls: 12 });
+    expect(done.handoff.revision).toBe(1);
+    await keel.close();
+  });
+
   it("pins the model: a turn on another model emits work.session.model_mismatch and the status shows it", async () => {
     const { keel, turn, ofType } = setup(makeStore);
     (await keel.openWorkSession({ missionId: "m1", model: "opus" }))._unsafeUnwrap();
@@ -146,6 +177,23 @@ describe.each(stores)("work sessions through createKeel (%s store)", (_name, mak
     expect(status.session!.modelMismatch).toEqual({ turns: 1, lastModel: "haiku" });
     // Opening the same scope on another model is refused while one is open.
     expect((await keel.openWorkSession({ missionId: "m1", model: "haiku" }))._unsafeUnwrapErr().code).toBe("conflict");
+    await keel.close();
+  });
+
+  it("a turn that names no model is model unknown, not a mismatch against the pinned model", async () => {
+    const { keel, turn, ofType } = setup(makeStore);
+    (await keel.openWorkSession({ missionId: "m1", model: "opus" }))._unsafeUnwrap();
+    (await turn({ model: null }))._unsafeUnwrap();
+    (await turn({ model: undefined }))._unsafeUnwrap();
+    expect(ofType("work.session.model_mismatch")).toEqual([]);
+    expect(ofType("work.session.turn").map((event) => event.modelPin)).toEqual(["unknown", "unknown"]);
+    (await turn({ model: "opus" }))._unsafeUnwrap();
+    (await turn({ model: "haiku" }))._unsafeUnwrap();
+    expect(ofType("work.session.turn").map((event) => event.modelPin)).toEqual(["unknown", "unknown", "match", "mismatch"]);
+    const status = (await keel.workSession({ missionId: "m1" }))._unsafeUnwrap();
+    expect(status.session).toMatchObject({ turns: 4, turnsWithoutModel: 2, modelMismatch: { turns: 1, lastModel: "haiku" } });
+    const metrics = (await keel.workSessionMetrics({ missionId: "m1", slice: { session: "current" } }))._unsafeUnwrap();
+    expect(metrics).toMatchObject({ modelMismatches: 1, turnsWithoutModel: 2 });
     await keel.close();
   });
 

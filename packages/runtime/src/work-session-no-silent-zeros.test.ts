@@ -8,7 +8,7 @@ import { createMemoryStore, type KeelStore } from "@keel/store";
 import { createFsStore } from "@keel/store-fs";
 import { analyzeWorkSessions } from "@keel/telemetry";
 import { afterAll, describe, expect, it } from "vitest";
-import { createToolBackend } from "./work-session-backend.js";
+import { createToolBackend } from "../../../test/support/runtime-work-session-backend.js";
 
 const made: string[] = [];
 afterAll(() => {
@@ -90,6 +90,33 @@ describe.each(stores)("no silent zeros for a missing work session (%s store)", (
     expect(current).toMatchObject({ turns: 1, tokens: null, toolCalls: null, turnsWithoutUsage: 1 });
     // ... and the session's window holds only its own turn, not the two before it.
     expect(analyzeWorkSessions(seen)._unsafeUnwrap().thisSession).toMatchObject({ state: "open", session: { turns: 1, tokens: null } });
+    await keel.close();
+  });
+
+  it("tool calls a backend cannot see are unknown, never 0: in the turn's result, the status, the events and the gate", async () => {
+    const clock = createManualClock();
+    const events = createEventBus({ clock });
+    const seen: KeelEvent[] = [];
+    events.on("*", (event) => seen.push(event));
+    const backend = createToolBackend({ clock, minutes: 60, toolCalls: () => null });
+    const keel = createKeel({ store: makeStore(), backends: [backend], events, clock, workSessions: { maxToolCalls: 1 } });
+    const budget = { tokens: 100_000 };
+    (await keel.openWorkSession({ missionId: "m1", model: "opus" }))._unsafeUnwrap();
+    // A limit of 1 tool call: were unknown counted as 0, it would never bind; minutes bind instead.
+    for (let turn = 0; turn < 3; turn++) {
+      const result = (await keel.runRoleTurn({ missionId: "m1", role: "engineer", prompt: "Work.", model: "opus", budget }))._unsafeUnwrap();
+      expect(result.toolCalls).toBeNull();
+    }
+    const status = (await keel.workSession({ missionId: "m1", role: "engineer" }))._unsafeUnwrap();
+    expect(status).toMatchObject({ toolCalls: null, turnsWithoutToolCalls: 3, activeMinutes: 180, exceeded: ["maxActiveMinutes"] });
+    expect(status.session).toMatchObject({ turns: 3, turnsWithoutToolCalls: 3, checkpointCounter: 0 });
+    const refused = (await keel.runRoleTurn({ missionId: "m1", role: "engineer", prompt: "More.", model: "opus", budget }))._unsafeUnwrapErr();
+    expect(refused.details).toMatchObject({ limit: "maxActiveMinutes" });
+    expect(seen.filter((event) => event.type === "work.session.turn").map((event) => (event as { toolCalls: unknown }).toolCalls)).toEqual([null, null, null]);
+    expect((await keel.workSessionMetrics({ missionId: "m1", slice: { session: "current" } }))._unsafeUnwrap()).toMatchObject({ toolCalls: null });
+    (await keel.closeWorkSession({ missionId: "m1" }))._unsafeUnwrap();
+    expect(seen.find((event) => event.type === "work.session.closed")).toMatchObject({ toolCalls: null, turnsWithoutToolCalls: 3 });
+    expect(analyzeWorkSessions(seen)._unsafeUnwrap().sessions[0]).toMatchObject({ toolCalls: null, turnsWithoutToolCalls: 3 });
     await keel.close();
   });
 

@@ -6,7 +6,7 @@ import { createKeel } from "@keel/runtime";
 import { createMemoryStore } from "@keel/store";
 import { createFaultyStore } from "@keel/testkit";
 import { describe, expect, it } from "vitest";
-import { createFakeBackend } from "./fake-backend.js";
+import { createFakeBackend } from "../../../test/support/runtime-fake-backend.js";
 
 const collect = () => {
   const events = createEventBus();

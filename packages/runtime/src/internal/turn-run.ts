@@ -1,0 +1,75 @@
+import type { KeelError } from "@keel/core";
+import type { Backend, BackendTurnResult } from "@keel/backend";
+import type { RoleSessions, TurnOutcome, TurnPlan } from "@keel/sessions";
+import type { SkillLibrary } from "@keel/skills";
+import type { KeelStore } from "@keel/store";
+import type { ResultAsync } from "neverthrow";
+import type { KeelOptions } from "../keel-options.js";
+import type { RuntimeWarning } from "../role-turn.js";
+import { runAttempt, type AttemptContext } from "./turn-attempt.js";
+import type { CheckedTurn } from "./turn-plan.js";
+import { prepareSkills, type TurnSkills } from "./turn-skills.js";
+
+/** The runtime's parts a backend turn uses. */
+export interface TurnRunParts {
+  store: KeelStore;
+  sessions: RoleSessions;
+  skills: SkillLibrary | null;
+  cwd: string;
+  turnTimeoutMs: number;
+  instructions: KeelOptions["instructions"];
+}
+
+/** What a backend turn produced, as data for the settle step. */
+export interface TurnRun {
+  /** The outcome the session recorded. */
+  outcome: TurnOutcome;
+  /** The session plan the turn ran with (after a resume fallback, the fresh one). */
+  plan: TurnPlan;
+  /** The backend's result of the attempt that succeeded. */
+  backendResult: BackendTurnResult | undefined;
+  /** How the role's skills reached the backend, or `null` without skills. */
+  delivery: TurnSkills["mode"];
+  /** Skills, instructions and resume-state warnings of every attempt in order, then the session's. */
+  warnings: RuntimeWarning[];
+}
+
+/**
+ * Runs a planned turn's backend through the role's session: the skills delivered, then the
+ * session plans the action and runs an attempt (a thread that cannot be resumed is dropped and
+ * the turn retried fresh from the capsule). Returns the result and every warning as data.
+ */
+export function runBackendTurn(parts: TurnRunParts, turn: CheckedTurn, backend: Backend): ResultAsync<TurnRun, KeelError> {
+  return prepareSkills(parts.skills, turn.role, backend, parts.cwd).andThen(({ value: skills, warnings: skillWarnings }) => {
+    const context: AttemptContext = { ...parts, turn, backend, skills };
+    // The session's `execute` can return only the outcome: each attempt's record is kept here, in order.
+    const attempts: { warnings: RuntimeWarning[]; backendResult?: BackendTurnResult }[] = [];
+    const execute = (plan: TurnPlan): ResultAsync<TurnOutcome, KeelError> =>
+      runAttempt(context, plan)
+        .map((done) => {
+          attempts.push({ warnings: done.warnings, backendResult: done.backendResult });
+          return done.outcome;
+        })
+        .mapErr((failed) => {
+          attempts.push({ warnings: failed.warnings });
+          return failed.error;
+        });
+    const request = {
+      missionId: turn.missionId,
+      role: turn.role,
+      backend: { id: backend.id, resumable: backend.capabilities.resume },
+      model: turn.model ?? null,
+      branch: turn.branch ?? null,
+      objectiveRevision: turn.objectiveRevision ?? 1,
+    };
+    return parts.sessions.runTurn(request, execute).map(
+      (session): TurnRun => ({
+        outcome: session.outcome,
+        plan: session.plan,
+        backendResult: attempts.findLast((attempt) => attempt.backendResult !== undefined)?.backendResult,
+        delivery: skills.mode,
+        warnings: [...skillWarnings, ...attempts.flatMap((attempt) => attempt.warnings), ...session.warnings],
+      }),
+    );
+  });
+}
