@@ -4,7 +4,7 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { SkillLayer } from "@keel/skills";
 import type { KeelStore } from "@keel/store";
-import { EVIDENCE_LIMITS } from "@keel/workflow";
+import { EVIDENCE_LIMITS } from "@keel/workflow/schemas";
 import type { ResultAsync } from "neverthrow";
 import { z } from "zod";
 import { HandoffWriteRequestSchema, RoleSessionStatusRequestSchema, SkillsResolveRequestSchema, createSessionTools } from "./session-tools.js";

@@ -1,5 +1,6 @@
 import { KeelError, SAFE_NAME_PATTERN, canonicalJson, utf8Bytes, validate, type JsonValue } from "@keel/core";
-import { HandoffSchema, capsuleKey, createRoleSessions, type RoleSessions } from "@keel/sessions";
+import { createRoleSessions, type RoleSessions } from "@keel/sessions";
+import { HandoffSchema, capsuleKey } from "@keel/sessions/schemas";
 import { createSkillLibrary, type SkillEntry, type SkillLayer } from "@keel/skills";
 import type { KeelStore } from "@keel/store";
 import { errAsync, ResultAsync } from "neverthrow";

@@ -1,18 +1,19 @@
-import { LimitsSchema } from "@keel/budget";
-import { ModelRegistrySchema } from "@keel/workflow";
+import { builtInAdapterIds } from "@keel/backends";
+import { LimitsSchema } from "@keel/budget/schemas";
+import { ModelRegistrySchema } from "@keel/workflow/schemas";
 import { z } from "zod";
 
-/** The CLI backends a host config can route stages to (each is a `@keel/backends/<id>` adapter). */
-export const HOST_CLI_BACKENDS = ["claude-code", "codex", "pi", "gemini", "opencode", "copilot"] as const;
-
-/** A CLI backend id of a host config. */
-export type HostCliBackend = (typeof HOST_CLI_BACKENDS)[number];
+// The adapter ids of @keel/backends, read from its exports map: no adapter is loaded here.
+const adapterId = z
+  .string()
+  .refine((id) => builtInAdapterIds().includes(id), { error: () => `must be an adapter of @keel/backends: ${builtInAdapterIds().join(", ")}` });
 
 /**
  * How a host runs a stage's call:
  * - `scripted`: answers from the config, per skill (`replies`) or with one `reply`: for dry runs,
  *   demos and tests; nothing leaves the process.
- * - `cli`: a coding-agent CLI (`backend`), optionally at another `command`, run in `cwd`.
+ * - `cli`: an adapter of `@keel/backends` (`backend`: `codex`, `claude-code`, … — a coding-agent
+ *   CLI, optionally at another `command`), run in `cwd`. Its folder is loaded at the first stage.
  */
 export const HostExecutorSchema = z.discriminatedUnion("kind", [
   z.strictObject({
@@ -22,7 +23,7 @@ export const HostExecutorSchema = z.discriminatedUnion("kind", [
   }),
   z.strictObject({
     kind: z.literal("cli"),
-    backend: z.literal(HOST_CLI_BACKENDS),
+    backend: adapterId,
     command: z.string().min(1).max(4096).optional(),
     cwd: z.string().min(1).max(4096).optional(),
   }),

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { KeelError } from "@keel/core";
 import { createMemoryStore } from "@keel/store";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createWorkflowHost, whatToDo } from "./index.js";
+import { createWorkflowHost, refusalOf, whatToDo } from "./index.js";
 
 const models = [{ id: "local-coder", strength: 50, contextWindow: 64_000, location: "installed" as const, tier: "medium" as const }];
 const task = { taskId: "t1", objective: "review", workflow: "review_change", risk: "low", evidence: { diff: "-a\n+b\n", validationStatus: "passed" } };
@@ -20,6 +20,15 @@ afterEach(async () => {
 describe("workflow host", () => {
   it("throws invalid_input for a malformed config", () => {
     expect(() => createWorkflowHost({ store: createMemoryStore(), config: { models, executor: { kind: "telepathy" } } as never })).toThrow(KeelError);
+  });
+
+  it("a cli executor names any adapter of @keel/backends, and nothing else", () => {
+    for (const backend of ["codex", "cursor", "qoder"]) {
+      expect(() => createWorkflowHost({ store: createMemoryStore(), config: { models, executor: { kind: "cli", backend } } })).not.toThrow();
+    }
+    for (const backend of ["scripted", "kit", "telepathy"]) {
+      expect(() => createWorkflowHost({ store: createMemoryStore(), config: { models, executor: { kind: "cli", backend } } })).toThrow(expect.objectContaining({ code: "invalid_input" }));
+    }
   });
 
   it("a catalog directory with issues: catalog reports them, every other operation refuses with invalid_input", async () => {
@@ -43,6 +52,19 @@ describe("workflow host", () => {
       ["diff_review", false],
     ]);
     expect(step.ran[1]!.error).toBe("backend_failed");
+  });
+
+  it("a stale version is refused as the docs show: conflict, retryable false (the same call never succeeds; read the status and decide on the latest version)", async () => {
+    const host = createWorkflowHost({ store: createMemoryStore(), config: { models, executor: { kind: "scripted", reply: "ok" } } });
+    const started = (await host.run("start", task))._unsafeUnwrap() as { runId: string; version: number };
+    const step = (await host.run("step", { runId: started.runId, version: started.version }))._unsafeUnwrap() as { status: { version: number } };
+    for (const [operation, request] of [
+      ["step", { runId: started.runId, version: started.version }],
+      ["checkpoint", { runId: started.runId, version: started.version, action: "accept" }],
+    ] as const) {
+      const refused = (await host.run(operation, request))._unsafeUnwrapErr();
+      expect(refusalOf(refused).error).toMatchObject({ code: "conflict", retryable: false, whatToDo: expect.stringContaining("latest version"), details: { reason: "stale_version", expected: started.version, actual: step.status.version } });
+    }
   });
 
   it("says what to do for every refusal, by code", () => {

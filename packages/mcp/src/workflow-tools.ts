@@ -1,5 +1,5 @@
 import { KeelError, utf8Bytes, validate } from "@keel/core";
-import { CheckpointRequestSchema, EVIDENCE_LIMITS, PlanRequestSchema, StatusRequestSchema, StepRequestSchema, TaskSchema } from "@keel/workflow";
+import { CheckpointRequestSchema, EVIDENCE_LIMITS, PlanRequestSchema, StatusRequestSchema, StepRequestSchema, TaskSchema } from "@keel/workflow/schemas";
 import { err, ok, type Result } from "neverthrow";
 import { z } from "zod";
 

@@ -1,20 +1,16 @@
 import { KeelError, totalInputTokens } from "@keel/core";
 import type { Backend } from "@keel/backend";
+import { loadBuiltInAdapter } from "@keel/backends";
 import type { ExecuteStage } from "@keel/workflow";
 import { errAsync, okAsync, ResultAsync } from "neverthrow";
-import type { HostCliBackend, HostExecutor } from "../workflow-host-config.js";
+import type { HostExecutor } from "../workflow-host-config.js";
 
-type BackendFactory = (options: { command?: string }) => Backend;
-
-// One lazy import per adapter: a host that never runs a stage never loads one.
-const FACTORIES: Record<HostCliBackend, () => Promise<BackendFactory>> = {
-  "claude-code": async () => (await import("@keel/backends/claude-code")).createClaudeCodeBackend,
-  codex: async () => (await import("@keel/backends/codex")).createCodexBackend,
-  pi: async () => (await import("@keel/backends/pi")).createPiBackend,
-  gemini: async () => (await import("@keel/backends/gemini")).createGeminiBackend,
-  opencode: async () => (await import("@keel/backends/opencode")).createOpenCodeBackend,
-  copilot: async () => (await import("@keel/backends/copilot")).createCopilotBackend,
-};
+// The adapter is loaded at the first stage it runs: a host that never runs one loads none.
+async function createBackend(id: string, command: string | undefined): Promise<Backend> {
+  const adapter = await loadBuiltInAdapter(id);
+  if (adapter.isErr()) throw adapter.error;
+  return adapter.value.create(command === undefined ? {} : { command });
+}
 
 /** Turns a host config's executor into the engine's `executeStage`. */
 export function createHostExecutor(executor: HostExecutor, defaultCwd: string): ExecuteStage {
@@ -31,7 +27,7 @@ export function createHostExecutor(executor: HostExecutor, defaultCwd: string): 
   const cwd = executor.cwd ?? defaultCwd;
   return (call) =>
     ResultAsync.fromThrowable(
-      () => (backend ??= FACTORIES[executor.backend]().then((factory) => factory(executor.command === undefined ? {} : { command: executor.command }))),
+      () => (backend ??= createBackend(executor.backend, executor.command)),
       (error) => new KeelError("unavailable", `could not load the ${executor.backend} backend: ${(error as Error).message}`, { cause: error }),
     )().andThen((loaded) =>
       loaded.runTurn({ prompt: call.prompt, cwd, model: call.model.id, timeoutMs: call.timeoutMs }).map((result) => ({
