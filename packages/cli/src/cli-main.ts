@@ -56,7 +56,8 @@ async function loadCommand(entry: CliCommand | LazyCliCommand): Promise<CliComma
  * Runs the `keel` command line (`argv` without the node and script paths) and resolves the exit
  * code: 0 success, 1 a failure, 2 bad arguments. Expected errors are printed as one line, never
  * as a stack trace. A command's module is imported only when that command runs or shows its
- * help; one that cannot be loaded fails with exit code 1 and leaves the others working.
+ * help; one that cannot be loaded fails with exit code 1 and leaves the others working (one
+ * that needs an optional peer that is not installed names the package to install).
  */
 export async function runCli(argv: readonly string[], io: CliIo, commands: readonly (CliCommand | LazyCliCommand)[] = COMMANDS): Promise<number> {
   const [name, ...rest] = argv;
@@ -79,6 +80,12 @@ export async function runCli(argv: readonly string[], io: CliIo, commands: reado
   try {
     command = await loadCommand(entry);
   } catch (error) {
+    const { missingOptionalPeer } = await import("./internal/optional-peers.js");
+    const peer = missingOptionalPeer(error);
+    if (peer !== undefined) {
+      io.stderr(`${paint(io, "red", "error")} (unavailable): keel ${name} needs ${peer}, an optional peer of @keel/cli that is not installed: npm install ${peer}\n`);
+      return 1;
+    }
     const message = error instanceof Error ? error.message : String(error);
     io.stderr(`${paint(io, "red", "error")} (unavailable): keel ${name} cannot be loaded: ${message.split("\n")[0]}\nThe other commands still work; reinstalling @keel/cli may mend this one.\n`);
     return 1;

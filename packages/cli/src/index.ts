@@ -4,7 +4,6 @@ export type { CliIo } from "./cli-io.js";
 export { CliUsageError } from "./cli-command.js";
 export type { CliCommand, CommandArgs, LazyCliCommand } from "./cli-command.js";
 export { COMMANDS } from "./commands/index.js";
-export { openStoreLocation, openStoreUrl, parseStoreUrl, redactStoreUrl } from "./store-url.js";
-export type { StoreLocation } from "./store-url.js";
+export { openStoreForReading } from "./store-url-deprecated.js";
 export { copyStore } from "./store-copy.js";
 export type { StoreCopyOptions, StoreCopyReport } from "./store-copy.js";

@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from "node:path";
 import type { Backend } from "@keel/backend";
-import { KeelError } from "@keel/core";
+import { KeelError, unwrapOrThrow } from "@keel/core";
+import { openStore, parseStoreUrl, redactStoreUrl } from "@keel/runtime";
 import type { FakeProviderCli } from "@keel/testkit/provider";
 import { CliUsageError, type CliCommand } from "../cli-command.js";
 import { parseHeartbeat } from "../cli-heartbeat.js";
@@ -8,7 +9,6 @@ import { paint, type CliIo } from "../cli-io.js";
 import { runDemo, type DemoBackendOpener, type DemoPolicy } from "../demo/demo-run.js";
 import { createCliBackendById, CLI_BACKEND_IDS } from "../demo/demo-backends.js";
 import { DEMO_WORKFLOWS, runWorkflowDemo, workflowProviderReply, type DemoWorkflow } from "../demo/demo-workflow.js";
-import { openStoreLocation, parseStoreUrl, redactStoreUrl } from "../store-url.js";
 
 const POLICIES: readonly DemoPolicy[] = ["fresh", "mission", "rolling"];
 
@@ -103,17 +103,23 @@ export const demoCommand: CliCommand = {
     const on = `${backendId}${fake ? " against the fake provider (offline)" : ""}`;
     if (workflow !== undefined) return runWorkflowCommand(workflow, dir, { backend, on }, io, json, say);
     say(`${paint(io, "bold", "keel demo")}: ${policies.join(", ")} × ${rounds} rounds on ${on}, in ${dir}`);
-    const outcome = await runDemo({
-      dir,
-      policies,
-      rounds,
-      backend,
-      continueMissions: values.continue === true,
-      ...(typeof values.store === "string" ? { store: demoStore(values.store, io.cwd) } : {}),
-      progress: say,
-      ...(heartbeatMs === 0 ? { heartbeat: () => undefined } : { heartbeat: (line: string) => io.stderr(`${line}\n`), heartbeatMs }),
-      color: io.color && !json,
-    });
+    const store = typeof values.store === "string" ? await openDemoStore(values.store, io.cwd) : undefined;
+    let outcome: Awaited<ReturnType<typeof runDemo>>;
+    try {
+      outcome = await runDemo({
+        dir,
+        policies,
+        rounds,
+        backend,
+        continueMissions: values.continue === true,
+        ...(store ? { store: store.option } : {}),
+        progress: say,
+        ...(heartbeatMs === 0 ? { heartbeat: () => undefined } : { heartbeat: (line: string) => io.stderr(`${line}\n`), heartbeatMs }),
+        color: io.color && !json,
+      });
+    } finally {
+      await store?.release();
+    }
     if (outcome.isErr()) {
       io.stderr(`${paint(io, "red", "error")} (${outcome.error.code}): ${outcome.error.message}\n`);
       return outcome.error.code === "invalid_input" ? 2 : 1;
@@ -178,9 +184,19 @@ async function runWorkflowCommand(
   return status.status === "completed" ? 0 : 1;
 }
 
-/** The store of `--store <url>`: checked now (a bad URL is a usage error), opened by the run. */
-function demoStore(url: string, cwd: string) {
+/**
+ * The store of `--store <url>`: a bad URL is a usage error; the store is opened now (its adapter
+ * loaded, a missing one named) and handed to the run, which closes it. `release` closes it when
+ * the run failed before taking it.
+ */
+async function openDemoStore(url: string, cwd: string) {
   const location = parseStoreUrl(url, cwd);
   if (location.isErr()) throw new CliUsageError(location.error.message);
-  return { open: () => openStoreLocation(location.value), label: redactStoreUrl(url) };
+  const store = unwrapOrThrow(await openStore(location.value));
+  let handed = false;
+  const open = () => {
+    handed = true;
+    return store;
+  };
+  return { option: { open, label: redactStoreUrl(url) }, release: async () => (handed ? undefined : store.close()) };
 }

@@ -7,9 +7,7 @@ import { countDamaged } from "../internal/inspect-model.js";
 import { inspectStore } from "../internal/inspect-read.js";
 import { renderInspection } from "../internal/inspect-render.js";
 import { plural, printable } from "../internal/inspect-text.js";
-import { openStoreLocation, parseStoreUrl, redactStoreUrl } from "../store-url.js";
-import { POSTGRES_SCHEMA_VERSION } from "@keel/store-postgres";
-import { SQLITE_SCHEMA_VERSION } from "@keel/store-sqlite";
+import { openStore, parseStoreUrl, redactStoreUrl } from "@keel/runtime";
 
 const HELP = `keel inspect — show what a Keel store holds
 
@@ -27,10 +25,13 @@ scope, pinned model, turns, tasks, tokens, tool calls, active minutes, checkpoin
 mismatches; "no data" where a figure is unknown, never 0; the audit cadence) and, per role, the
 capsule (thread binding: backend, model, branch, thread id; counters) and the handoff; budget ledgers with each scope's
 limits, reserved, settled and remaining amounts; logs (event logs counted by event type); and any
-other document. Only reads: nothing in the store is changed. A damaged document is shown as
-CORRUPT in place.
+other document. Only reads: nothing is created, migrated or changed — a missing directory, SQLite
+file or PostgreSQL schema is reported (not_found) and left missing, and a store that opening
+for writing would mend or upgrade (a torn layout marker, an older layout or schema) is refused
+(corrupt, unsupported) and left as it is. A damaged document is shown as CORRUPT in place.
 
-Exit codes: 0 shown (even with damaged documents), 1 no store at dir, 2 bad arguments.
+Exit codes: 0 shown (even with damaged documents), 1 no store there (or it cannot be read),
+2 bad arguments.
 
 Example:
   keel inspect .keel-demo/store
@@ -57,12 +58,15 @@ export const inspectCommand: CliCommand = {
       const dir = existsSync(path.join(given, DEMO_MARKER)) ? path.join(given, "store") : given;
       inspected = await inspectStore(dir);
     } else {
-      if (location.value.kind === "sqlite" && !existsSync(location.value.file)) {
-        io.stderr(`${paint(io, "red", "error")} (not_found): no SQLite store at ${printable(location.value.file)}\n`);
-        return 1;
+      // Opened for reading only: a missing file or schema is not_found, and nothing is created or migrated.
+      const opened = await openStore(location.value, { mode: "read" });
+      if (opened.isErr()) {
+        io.stderr(`${paint(io, "red", "error")} (${opened.error.code}): ${printable(opened.error.message)}\n`);
+        return opened.error.code === "invalid_input" ? 2 : 1;
       }
-      const layout = location.value.kind === "sqlite" ? SQLITE_SCHEMA_VERSION : POSTGRES_SCHEMA_VERSION;
-      inspected = await inspectStore(redactStoreUrl(url), { store: openStoreLocation(location.value), layout });
+      // The adapter is installed (openStore loaded it): its schema version is the layout shown.
+      const layout = location.value.kind === "sqlite" ? (await import("@keel/store-sqlite")).SQLITE_SCHEMA_VERSION : (await import("@keel/store-postgres")).POSTGRES_SCHEMA_VERSION;
+      inspected = await inspectStore(redactStoreUrl(url), { store: opened.value, layout });
     }
     if (inspected.isErr()) {
       io.stderr(`${paint(io, "red", "error")} (${inspected.error.code}): ${printable(inspected.error.message)}\n`);

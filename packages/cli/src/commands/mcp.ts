@@ -64,7 +64,7 @@ export const mcpCommand: CliCommand = {
       if (dir !== undefined) skillLayers.push({ name, dir: path.resolve(io.cwd, dir) });
     }
     const catalogDir = stringOption(args, "catalog");
-    const store = openStoreOption(args, io);
+    const store = await openStoreOption(args, io);
     try {
       await serveStdio({ store, config: config as never, cwd: io.cwd, skillLayers, ...(catalogDir === undefined ? {} : { catalogDir }) });
       return 0;

@@ -10,7 +10,7 @@ import { runSkillsManage, SKILLS_MANAGE_HELP, SKILLS_MANAGE_OPTIONS, SKILLS_MANA
 const HELP = `keel skills — show the skills a role sees
 
 Usage: keel skills <role> [--project <dir>] [--domain <dir>] [--global <dir>] [--allow-missing]
-                   [--strict] [--json]
+                   [--strict] [--require-verified] [--json]
 
 Arguments:
   role               the role (engineer, reviewer, …): letters, digits, '.', '_' or '-'
@@ -24,6 +24,9 @@ Options:
   --strict           judge SKILL.md files strictly: every Agent Skills spec violation is an
                      error for that skill (which is then left out), and the exit code is 1 when
                      any diagnostic is an error
+  --require-verified offer only managed skills imported with a passing verification summary
+                     whose files are unchanged since; every other skill is left out and
+                     reported as an error diagnostic (unverified, verification_stale)
   --json             print the resolved view as one JSON document
   -h, --help
 
@@ -61,6 +64,7 @@ export const skillsCommand: CliCommand = {
     strict: { type: "boolean" },
     json: { type: "boolean" },
     "allow-missing": { type: "boolean" },
+    "require-verified": { type: "boolean" },
     ...SKILLS_MANAGE_OPTIONS,
   },
   allowPositionals: true,
@@ -85,7 +89,7 @@ export const skillsCommand: CliCommand = {
       return 1;
     }
     const strict = args.values["strict"] === true;
-    const library = createSkillLibrary({ layers, mode: strict ? "strict" : "lenient" });
+    const library = createSkillLibrary({ layers, mode: strict ? "strict" : "lenient", requireVerified: args.values["require-verified"] === true });
     const resolved = await library.resolve(role);
     if (resolved.isErr()) {
       if (resolved.error.code === "invalid_input") throw new CliUsageError(printable(resolved.error.message));

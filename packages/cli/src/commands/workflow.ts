@@ -1,14 +1,15 @@
 import { open, readFile } from "node:fs/promises";
 import path from "node:path";
-import { KeelError } from "@keel/core";
+import { KeelError, unwrapOrThrow } from "@keel/core";
 import { WORKFLOW_OPERATIONS, WorkflowHostConfigSchema, createWorkflowHost, parseRequestText, refusalOf, type WorkflowOperation } from "@keel/mcp";
-import type { KeelStore } from "@keel/store";
-import { EVIDENCE_LIMITS } from "@keel/workflow";
+import { openStore, parseStoreUrl, type StoreLocation } from "@keel/runtime";
+import { createMemoryStore, type KeelStore } from "@keel/store";
+import { ok, type Result } from "neverthrow";
+import { EVIDENCE_LIMITS } from "@keel/workflow/schemas";
 import { CliUsageError, type CliCommand } from "../cli-command.js";
 import { parseHeartbeat, startHeartbeat } from "../cli-heartbeat.js";
 import { paint, type CliIo } from "../cli-io.js";
 import { printable } from "../internal/inspect-text.js";
-import { openStoreLocation, parseStoreUrl } from "../store-url.js";
 
 const COMMON_OPTIONS = `Options:
   --request <file>   the request JSON (the engine's own schema), or - for standard input;
@@ -18,7 +19,8 @@ const COMMON_OPTIONS = `Options:
   --config <file>    the host config JSON: models, executor, limits, sourceRoot (required
                      except for catalog; every process over one store uses the same one)
   --catalog <dir>    a project catalog directory (skills/, roles/, workflows/, profiles/),
-                     added to the built-in definitions
+                     added to the built-in definitions; it must exist (not_found otherwise)
+                     and hold at least one definition file
   --heartbeat <s>    step: seconds between the lines on stderr while its stages run
                      (default 10; 0: none)
   -h, --help`;
@@ -35,14 +37,19 @@ Usage: keel workflow catalog [--catalog <dir>] [--request <file>]
 
 Reads the built-in definitions and the project catalog directory, and reports every
 validation issue with its file, the path inside the document, the rule and the reason, plus
-the ids of every skill, role, workflow and profile. Writes nothing; needs no store or config.
-The request, when given, is {}. Exit code 1 when any issue is found.`,
+the ids of every skill, role, workflow and profile. Writes nothing; opens no store and needs
+no config.
+A --catalog directory that does not exist is refused (not_found), and a path that is not a
+directory too (invalid_input): a mistyped path never falls back to the built-ins alone. A
+directory with no definition file at all is reported invalid (an issue on its file).
+The request, when given, is {}. Exit code 1 when any issue is found or the directory is refused.`,
   plan: `keel workflow plan — resolve a task's workflow, writing nothing
 
 Usage: keel workflow plan --request <task.json> --config <file> [--store <dir>] [--catalog <dir>]
 
 The request is a task: { taskId, objective, workflow, profile?, scope?, risk?, complexity?,
-evidence? }. Answers the stages (skipped ones with the reason), roles and routing.`,
+evidence? }. Answers the stages (skipped ones with the reason), roles and routing. Opens no
+store: nothing is created.`,
   start: `keel workflow start — start a run for a task
 
 Usage: keel workflow start --request <task.json> --config <file> [--store <dir>] [--catalog <dir>]
@@ -66,7 +73,8 @@ acknowledgeUnverifiedChecks?, disposition? }.`,
 
 Usage: keel workflow status --request <status.json> --config <file> [--store <dir>] [--catalog <dir>]
 
-The request is { runId }. Writes nothing.`,
+The request is { runId }. Only reads: the store must exist (a missing one is not_found, and
+nothing is created or migrated).`,
 };
 
 const HELP = `keel workflow — drive a staged workflow one command at a time
@@ -159,13 +167,34 @@ export function stringOption(args: { values: Record<string, unknown> }, name: st
 
 /**
  * The store of `--store <url>` (a directory, `sqlite:<file>` or `postgres://…`, default `.keel`;
- * see {@link parseStoreUrl}), shared with `keel mcp`: a bad URL is bad usage, checked before
- * anything is opened.
+ * see `parseStoreUrl` of `@keel/runtime`), opened for writing, shared with `keel mcp`: a bad URL
+ * is bad usage, checked before anything is opened; a store that cannot be opened (its adapter
+ * not installed, among other things) is thrown as its `KeelError`.
  */
-export function openStoreOption(args: { values: Record<string, unknown> }, io: CliIo): KeelStore {
+export async function openStoreOption(args: { values: Record<string, unknown> }, io: CliIo): Promise<KeelStore> {
+  const location = storeOption(args, io);
+  return unwrapOrThrow(await openStore(location));
+}
+
+/** The parsed `--store <url>` (default `.keel`); a bad URL is bad usage. */
+function storeOption(args: { values: Record<string, unknown> }, io: CliIo): StoreLocation {
   const location = parseStoreUrl(stringOption(args, "store") ?? ".keel", io.cwd);
   if (location.isErr()) throw new CliUsageError(`--store: ${location.error.message}`);
-  return openStoreLocation(location.value);
+  return location.value;
+}
+
+/**
+ * The store an operation runs against. `catalog` and `plan` read no store (the catalog and the
+ * task are all they need): an empty memory store stands in, and nothing is opened or created.
+ * `status` only reads: the store is opened for reading (`mode: "read"`), so a
+ * missing one is `not_found`, never created. The others write, and create a missing store.
+ */
+async function storeForOperation(operation: WorkflowOperation, args: { values: Record<string, unknown> }, io: CliIo): Promise<Result<KeelStore, KeelError>> {
+  const location = storeOption(args, io);
+  if (operation === "catalog" || operation === "plan") return ok(createMemoryStore());
+  if (operation === "status") return openStore(location, { mode: "read" });
+  // A store that cannot be opened for writing fails the command (`error (<code>)`), not the operation.
+  return ok(unwrapOrThrow(await openStore(location)));
 }
 
 /** `keel workflow <operation> --request <file|->`: one workflow operation per process, JSON in and out. */
@@ -193,7 +222,9 @@ export const workflowCommand: CliCommand & { helpFor(positionals: readonly strin
     const request = parseRequestText(text);
     if (request.isErr()) return refuse(io, request.error);
     const config = configFile === undefined ? { models: [], executor: { kind: "scripted" as const } } : await readHostConfig(configFile, io);
-    const store = openStoreOption(args, io);
+    const opened = await storeForOperation(operation, args, io);
+    if (opened.isErr()) return refuse(io, opened.error);
+    const store = opened.value;
     try {
       const host = createWorkflowHost({ store, config: config as never, cwd: io.cwd, ...(catalogDir === undefined ? {} : { catalogDir }) });
       // A step runs model calls (seconds to minutes each): a line on stderr now and then says it is alive.

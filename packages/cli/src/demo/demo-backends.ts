@@ -1,14 +1,6 @@
 import { KeelError } from "@keel/core";
 import type { Backend } from "@keel/backend";
-import { createClaudeCodeBackend } from "@keel/backends/claude-code";
-import { createCodexBackend } from "@keel/backends/codex";
-import { createCopilotBackend } from "@keel/backends/copilot";
-import { createCursorBackend } from "@keel/backends/cursor";
-import { createGeminiBackend } from "@keel/backends/gemini";
-import { createGrokBackend } from "@keel/backends/grok";
-import { createOpenCodeBackend } from "@keel/backends/opencode";
-import { createPiBackend } from "@keel/backends/pi";
-import { createQoderBackend } from "@keel/backends/qoder";
+import { listBuiltInAdapters } from "@keel/backends";
 import { err, ok, type Result } from "neverthrow";
 
 /**
@@ -26,26 +18,19 @@ export interface DemoAdapterOptions {
   allowAll?: boolean;
 }
 
-const FACTORIES: Readonly<Record<string, (options: DemoAdapterOptions) => Backend>> = {
-  "claude-code": (options) => createClaudeCodeBackend(options),
-  codex: (options) => createCodexBackend(options),
-  pi: (options) => createPiBackend(options),
-  opencode: (options) => createOpenCodeBackend(options),
-  copilot: (options) => createCopilotBackend(options),
-  cursor: (options) => createCursorBackend(options),
-  gemini: (options) => createGeminiBackend(options),
-  grok: (options) => createGrokBackend(options),
-  qoder: (options) => createQoderBackend(options),
-};
+// The CLI adapters of @keel/backends, each of which creates its own backend. Loaded when the
+// demo command loads (as its static imports of every adapter did), so the help and the
+// argument checks stay synchronous.
+const CLI_ADAPTERS = (await listBuiltInAdapters()).filter((adapter) => adapter.kind === "cli");
 
-/** The CLI backends `keel demo --backend` accepts. */
-export const CLI_BACKEND_IDS: readonly string[] = Object.keys(FACTORIES);
+/** The CLI backends `keel demo --backend` accepts: every CLI adapter of `@keel/backends`. */
+export const CLI_BACKEND_IDS: readonly string[] = CLI_ADAPTERS.map((adapter) => adapter.id);
 
 /** A real CLI backend by id, with `options` (default: the adapter's own defaults); `invalid_input` for an unknown id. */
 export function createCliBackendById(id: string, options: DemoAdapterOptions = {}): Result<Backend, KeelError> {
-  const factory = FACTORIES[id];
-  if (!factory) {
+  const adapter = CLI_ADAPTERS.find((candidate) => candidate.id === id);
+  if (!adapter) {
     return err(new KeelError("invalid_input", `unknown backend "${id}": use scripted or one of ${CLI_BACKEND_IDS.join(", ")}`, { details: { id } }));
   }
-  return ok(factory(options));
+  return ok(adapter.create({ ...options }));
 }

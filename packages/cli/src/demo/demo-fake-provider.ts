@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { Backend } from "@keel/backend";
-import { fakeProviderSetup, startFakeProvider, type FakeProvider, type FakeProviderCli, type FakeProviderRequest, type FakeReply } from "@keel/testkit/provider";
+import { createFakeProviderSandbox, fakeProviderSetup, startFakeProvider, type FakeProvider, type FakeProviderCli, type FakeProviderRequest, type FakeReply } from "@keel/testkit/provider";
 import { createCliBackendById } from "./demo-backends.js";
 import { demoProviderReply, type DemoProviderContext } from "./demo-provider-script.js";
 
@@ -29,37 +29,13 @@ export async function startDemoFakeProvider(
   reply: (request: FakeProviderRequest, context: DemoProviderContext) => FakeReply = demoProviderReply,
 ): Promise<DemoFakeProviderBackend> {
   const root = join(dir, "cli");
-  const home = join(root, "home");
-  const config = join(root, "config");
-  const tmp = join(root, "tmp");
-  const xdg = (name: string) => join(root, "xdg", name);
-  for (const made of [home, config, tmp, xdg("config"), xdg("data"), xdg("cache"), xdg("state")]) await mkdir(made, { recursive: true });
+  const sandbox = await createFakeProviderSandbox(root, path);
   let readTool: (file: string) => { name: string; arguments: Record<string, unknown> } = () => ({ name: "read", arguments: {} });
   let sideCall: (request: FakeProviderRequest) => FakeReply | undefined = () => undefined;
   const started = await startFakeProvider({ respond: (request) => sideCall(request) ?? reply(request, { workspace, readTool }) });
   if (started.isErr()) throw started.error;
   const provider = started.value;
-  const baseEnv: Record<string, string> = {
-    PATH: path,
-    HOME: home,
-    TMPDIR: tmp,
-    TMP: tmp,
-    TEMP: tmp,
-    XDG_CONFIG_HOME: xdg("config"),
-    XDG_DATA_HOME: xdg("data"),
-    XDG_CACHE_HOME: xdg("cache"),
-    XDG_STATE_HOME: xdg("state"),
-    LANG: "C.UTF-8",
-    TERM: "dumb",
-    NO_COLOR: "1",
-    CI: "1",
-    DO_NOT_TRACK: "1",
-    NO_UPDATE_NOTIFIER: "1",
-    NPM_CONFIG_UPDATE_NOTIFIER: "false",
-    NPM_CONFIG_OFFLINE: "true",
-    ...provider.proxyEnv(),
-  };
-  const setup = fakeProviderSetup(cli, provider, { home, config }, baseEnv);
+  const setup = fakeProviderSetup(cli, provider, sandbox, sandbox.envWith(provider));
   readTool = setup.readTool;
   sideCall = setup.sideCall;
   for (const [file, text] of Object.entries(setup.files)) {

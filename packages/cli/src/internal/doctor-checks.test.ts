@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { temporaryDirectory } from "../../test/cli-harness.js";
+import { temporaryDirectory } from "../../../../test/support/cli-harness.js";
 import { MINIMUM_NODE_VERSION, checkNodeVersion, checkStoreDirectory, meetsMinimum, parseNodeVersion, type NodeVersion } from "./doctor-checks.js";
 
 const versions: fc.Arbitrary<NodeVersion> = fc.tuple(fc.nat({ max: 40 }), fc.nat({ max: 40 }), fc.nat({ max: 40 }));

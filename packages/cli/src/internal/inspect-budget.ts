@@ -1,4 +1,5 @@
-import { BUDGET_DIMENSIONS, createBudget, type BudgetScope, type LimitLevel } from "@keel/budget";
+import { createBudget, type BudgetScope } from "@keel/budget";
+import { BUDGET_DIMENSIONS, type LimitLevel } from "@keel/budget/schemas";
 import { KeelError, toKeelError } from "@keel/core";
 import type { KeelStore } from "@keel/store";
 import { z } from "zod";

@@ -1,4 +1,4 @@
-import { capsuleKey, checkpointKey, handoffKey, workSessionKey } from "@keel/sessions";
+import { capsuleKey, checkpointKey, handoffKey, workSessionKey } from "@keel/sessions/schemas";
 
 /** A document key with what the listing said about it (`null` when unknown). */
 export interface DocumentKey {

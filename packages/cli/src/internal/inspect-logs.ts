@@ -1,5 +1,5 @@
 import type { KeelStore } from "@keel/store";
-import { EventBaseSchema } from "@keel/telemetry";
+import { EventBaseSchema } from "@keel/telemetry/schemas";
 import type { LogInspection } from "./inspect-model.js";
 
 /** The most records read from one log (the rest is counted by `lastSeq`, not read). */

@@ -1,4 +1,5 @@
-import type { BudgetDimension, ScopeLimit } from "@keel/budget";
+import type { BudgetDimension } from "@keel/budget";
+import type { ScopeLimit } from "@keel/budget/schemas";
 import type { Capsule, HandoffRecord, MissionCheckpoint } from "@keel/sessions";
 import type { WorkSessionsInspection } from "./inspect-work-sessions.js";
 import type { QuarantineEntry } from "@keel/store";

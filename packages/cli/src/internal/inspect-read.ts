@@ -1,7 +1,7 @@
-import { readFile, stat } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { KeelError, toKeelError, validate } from "@keel/core";
-import { CapsuleSchema, HandoffRecordSchema, MissionCheckpointSchema } from "@keel/sessions";
+import { CapsuleSchema, HandoffRecordSchema, MissionCheckpointSchema } from "@keel/sessions/schemas";
 import type { DocMeta, KeelStore, QuarantineEntry } from "@keel/store";
 import { createFsStore } from "@keel/store-fs";
 import { err, ok, type Result } from "neverthrow";
@@ -15,42 +15,19 @@ import { WorkSessionsDocSchema, workSessionsInspection } from "./inspect-work-se
 
 const LIST_PAGE = 1_000;
 
-const notAStore = (dir: string, why: string) =>
-  new KeelError("not_found", `no Keel store at ${dir}: ${why}`, { details: { dir }, retryable: false });
-
 /**
- * Checks that `dir` is a filesystem store before opening it (opening creates a missing
- * directory, and inspecting must not): it exists, is a directory and holds the store marker.
- * Resolves the layout version the marker names.
+ * The layout version the marker of the filesystem store at `dir` names, read once the store was
+ * opened with `create: false` (which checked the marker and changed nothing).
  */
-async function checkStoreDirectory(dir: string): Promise<Result<number, KeelError>> {
-  try {
-    const info = await stat(dir);
-    if (!info.isDirectory()) return err(notAStore(dir, "it is not a directory"));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return err(notAStore(dir, "the directory does not exist"));
-    return err(toKeelError(error, "io_failed", `cannot read ${dir}`));
-  }
+async function layoutVersion(dir: string): Promise<Result<number, KeelError>> {
   const marker = path.join(dir, "_keel", "store.json");
-  let text: string;
   try {
-    text = await readFile(marker, "utf8");
+    const version = (JSON.parse(await readFile(marker, "utf8")) as { version?: unknown }).version;
+    if (typeof version === "number") return ok(version);
+    return err(new KeelError("corrupt", `${marker} is not a Keel store marker`, { details: { location: marker } }));
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") {
-      return err(notAStore(dir, "the directory has no _keel/store.json marker (is it the right directory?)"));
-    }
     return err(toKeelError(error, "io_failed", `cannot read ${marker}`));
   }
-  let version: unknown;
-  try {
-    version = (JSON.parse(text) as { version?: unknown }).version;
-  } catch {
-    // reported below
-  }
-  if (typeof version !== "number") {
-    return err(new KeelError("corrupt", `${marker} is not a Keel store marker`, { details: { location: marker } }));
-  }
-  return ok(version);
 }
 
 /** Every live document of the store, through its listing, a page at a time. */
@@ -140,16 +117,17 @@ async function readQuarantine(store: KeelStore, warnings: InspectionWarning[]): 
 export async function inspectStore(dir: string, opened?: { store: KeelStore; layout: number }): Promise<Result<StoreInspection, KeelError>> {
   // A store opened from a URL (SQLite, PostgreSQL) is inspected as it is; `dir` is its label.
   const root = opened ? dir : path.resolve(dir);
-  const layout = opened ? ok(opened.layout) : await checkStoreDirectory(root);
-  if (layout.isErr()) return err(layout.error);
   const warnings: InspectionWarning[] = [];
   let store: KeelStore;
   try {
-    store = opened?.store ?? createFsStore({ dir: root, onWarning: ({ type, location, message }) => warnings.push({ type, location, message }) });
+    // create: false: a missing directory or one without a store is not_found, and nothing is created or mended.
+    store = opened?.store ?? createFsStore({ dir: root, create: false, onWarning: ({ type, location, message }) => warnings.push({ type, location, message }) });
   } catch (error) {
     return err(toKeelError(error, "io_failed", `cannot open the store at ${root}`));
   }
   try {
+    const layout = opened ? ok(opened.layout) : await layoutVersion(root);
+    if (layout.isErr()) return err(layout.error);
     let keysFrom: StoreInspection["keysFrom"] = "list";
     let documents = await listDocuments(store);
     if (documents.isErr()) {

@@ -1,4 +1,4 @@
-import type { ScopeLimit } from "@keel/budget";
+import type { ScopeLimit } from "@keel/budget/schemas";
 import type { Capsule, HandoffRecord, MissionCheckpoint } from "@keel/sessions";
 import { paint, type CliIo } from "../cli-io.js";
 import { shownDimensions } from "./inspect-budget.js";

@@ -1,4 +1,5 @@
-import { DEFAULT_WORK_SESSION_LIMITS, WorkSessionsDocSchema, auditOf, viewOf, type WorkSessionView, type WorkSessionsDoc } from "@keel/sessions";
+import type { WorkSessionView } from "@keel/sessions";
+import { DEFAULT_WORK_SESSION_LIMITS, WorkSessionsDocSchema, auditOf, viewOf, type WorkSessionsDoc } from "@keel/sessions/schemas";
 import { paint, type CliIo } from "../cli-io.js";
 import type { DocumentSection } from "./inspect-model.js";
 import { formatCount, isoTime, plural, printable } from "./inspect-text.js";

@@ -3,10 +3,10 @@ import { createScriptedBackend } from "@keel/backends/scripted";
 import { FAKE_PROVIDER_CLIS, fakeProviderSetup, type FakeProviderRequest, type FakeTurnReply } from "@keel/testkit/provider";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import path from "node:path";
-import { demoRespond } from "../src/demo/demo-mission.js";
-import { demoProviderReply } from "../src/demo/demo-provider-script.js";
-import { runDemo } from "../src/demo/demo-run.js";
-import { captureIo, temporaryDirectory } from "./cli-harness.js";
+import { demoRespond } from "./demo-mission.js";
+import { demoProviderReply } from "./demo-provider-script.js";
+import { runDemo } from "./demo-run.js";
+import { captureIo, temporaryDirectory } from "../../../../test/support/cli-harness.js";
 
 const WORKSPACE = "/demo/workspace";
 const readTool = (file: string) => ({ name: "read", arguments: { path: file } });

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createScriptedBackend } from "@keel/backends/scripted";
-import { copyStore, openStoreUrl, parseStoreUrl, redactStoreUrl, runCli } from "@keel/cli";
-import { createKeel } from "@keel/runtime";
+import { copyStore, runCli } from "@keel/cli";
+import { createKeel, openStore } from "@keel/runtime";
 import type { KeelStore } from "@keel/store";
 import { createFsStore } from "@keel/store-fs";
 import { createSqliteStore } from "@keel/store-sqlite";
@@ -11,7 +11,7 @@ import type { KeelError } from "@keel/core";
 import type { Result } from "neverthrow";
 import { afterEach, describe, expect, it } from "vitest";
 import { describeWithPostgres, dropSchema, freshSchemaName, testPostgresUrl } from "../../store-postgres/test-support/postgres-test-database.js";
-import { captureIo } from "./cli-harness.js";
+import { captureIo } from "../../../test/support/cli-harness.js";
 
 const made: string[] = [];
 const tempDir = () => {
@@ -57,27 +57,14 @@ async function expectFilled(store: KeelStore): Promise<void> {
 }
 
 describe("store URLs", () => {
-  it("parse a directory, sqlite:<file> and postgres://…?schema=", () => {
-    expect(parseStoreUrl(".keel", "/work")._unsafeUnwrap()).toEqual({ kind: "fs", dir: "/work/.keel" });
-    expect(parseStoreUrl("/srv/keel", "/work")._unsafeUnwrap()).toEqual({ kind: "fs", dir: "/srv/keel" });
-    expect(parseStoreUrl("sqlite:data/keel.db", "/work")._unsafeUnwrap()).toEqual({ kind: "sqlite", file: "/work/data/keel.db" });
-    expect(parseStoreUrl("sqlite:///abs/keel.db", "/work")._unsafeUnwrap()).toEqual({ kind: "sqlite", file: "/abs/keel.db" });
-    expect(parseStoreUrl("postgres://keel:secret@db:5432/app?schema=prod&sslmode=disable")._unsafeUnwrap()).toEqual({
-      kind: "postgres",
-      connectionString: "postgres://keel:secret@db:5432/app?sslmode=disable",
-      schema: "prod",
-    });
-    expect(parseStoreUrl("postgresql://db/app")._unsafeUnwrap()).toMatchObject({ kind: "postgres", schema: "keel" });
-    for (const bad of ["", "mysql://db/app", "sqlite:", "s3://bucket"]) expect(parseStoreUrl(bad).isErr() && parseStoreUrl(bad)._unsafeUnwrapErr().code).toBe("invalid_input");
-    expect(redactStoreUrl("postgres://keel:secret@db/app")).toBe("postgres://keel:***@db/app");
-  });
-
-  it("let createKeel run turns in a store it opens from a URL, through the host's opener", async () => {
+  it("let createKeel run turns in a store openStore of @keel/runtime opens from a URL", async () => {
     const file = path.join(tempDir(), "keel.db");
     const backend = createScriptedBackend({ resumable: true, script: () => "Decision: done" });
-    const keel = createKeel({ store: `sqlite:${file}`, openStore: (url) => openStoreUrl(url), backends: [backend] });
+    const store = await unwrap(openStore(`sqlite:${file}`));
+    const keel = createKeel({ store, backends: [backend] });
     await unwrap(keel.runRoleTurn({ missionId: "m1", role: "engineer", prompt: "Do it.", objective: "Ship" }));
     await keel.close();
+    await store.close();
     const reopened = createSqliteStore({ file });
     expect((await unwrap(reopened.docs.list(["missions", "m1"]))).items.length).toBeGreaterThan(0);
     await reopened.close();
@@ -158,11 +145,11 @@ describeWithPostgres("keel store copy with PostgreSQL", () => {
       await source.close();
       const url = `${testPostgresUrl}?schema=${schema}`;
       expect(await runCli(["store", "copy", "sqlite:a.db", url], captureIo({ cwd: dir }))).toBe(0);
-      const copied = openStoreUrl(url);
+      const copied = await unwrap(openStore(url));
       await expectFilled(copied);
       await copied.close();
       // And the direct API, back into an empty directory store.
-      const from = openStoreUrl(url);
+      const from = await unwrap(openStore(url));
       const to = createFsStore({ dir: path.join(dir, "fs") });
       expect(await unwrap(copyStore(from, to))).toEqual({ documents: 1, logs: 2, records: 3 });
       await from.close();

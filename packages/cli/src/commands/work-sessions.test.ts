@@ -7,8 +7,8 @@ import { createFsStore } from "@keel/store-fs";
 import { createJsonlEventSink } from "@keel/telemetry";
 import { okAsync } from "neverthrow";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { StoreInspection } from "../src/internal/inspect-model.js";
-import { captureIo, temporaryDirectory } from "./cli-harness.js";
+import type { StoreInspection } from "../internal/inspect-model.js";
+import { captureIo, temporaryDirectory } from "../../../../test/support/cli-harness.js";
 
 let scratch: { dir: string; remove: () => void };
 beforeEach(() => {

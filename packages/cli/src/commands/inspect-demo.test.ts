@@ -1,8 +1,8 @@
 import path from "node:path";
 import { runCli } from "@keel/cli";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { countDamaged, type StoreInspection } from "../src/internal/inspect-model.js";
-import { captureIo, temporaryDirectory } from "./cli-harness.js";
+import { countDamaged, type StoreInspection } from "../internal/inspect-model.js";
+import { captureIo, temporaryDirectory } from "../../../../test/support/cli-harness.js";
 
 let scratch: { dir: string; remove: () => void };
 beforeEach(() => {

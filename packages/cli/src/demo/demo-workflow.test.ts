@@ -2,7 +2,7 @@ import { runCli } from "@keel/cli";
 import { createFsStore } from "@keel/store-fs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import path from "node:path";
-import { captureIo, temporaryDirectory } from "./cli-harness.js";
+import { captureIo, temporaryDirectory } from "../../../../test/support/cli-harness.js";
 
 let scratch: { dir: string; remove: () => void };
 beforeEach(() => {
