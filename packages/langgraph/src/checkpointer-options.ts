@@ -1,5 +1,6 @@
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import type { KeelStore } from "@keel/store";
+import { keelStoreSchema } from "@keel/store/kit";
 import { SafeNameSchema } from "@keel/core";
 import { z } from "zod";
 
@@ -13,12 +14,9 @@ export interface KeelCheckpointerOptions {
   serde?: SerializerProtocol;
 }
 
-/** zod schema of {@link KeelCheckpointerOptions}. */
-export const KeelCheckpointerOptionsSchema: z.ZodType<unknown> = z.object({
-  store: z.custom<KeelStore>(
-    (value) => typeof value === "object" && value !== null && "docs" in value && "logs" in value,
-    "store must be a KeelStore (createMemoryStore(), createFsStore(...), ...)",
-  ),
+/** zod schema of {@link KeelCheckpointerOptions}; an unknown option is refused (a misspelt one would be ignored). */
+export const KeelCheckpointerOptionsSchema: z.ZodType<unknown> = z.strictObject({
+  store: keelStoreSchema(["docs", "logs"]),
   prefix: z.array(SafeNameSchema).min(1).max(8).optional(),
   serde: z.custom<SerializerProtocol>((value) => typeof value === "object" && value !== null && "dumpsTyped" in value && "loadsTyped" in value).optional(),
 });

@@ -22,8 +22,27 @@ async function rejection(promise: Promise<unknown>): Promise<KeelError> {
 }
 
 describe("createKeelCheckpointer", () => {
-  it("rejects options without a store with invalid_input", () => {
+  it("rejects options without a store, or with an unknown option, with invalid_input", () => {
     expect(() => createKeelCheckpointer({ store: {} as never })).toThrow(expect.objectContaining({ code: "invalid_input" }));
+    expect(() => createKeelCheckpointer({ store: createMemoryStore(), prefx: ["app"] } as never)).toThrow(expect.objectContaining({ code: "invalid_input" }));
+  });
+
+  it("rejects a BigInt channel value with invalid_input instead of storing a placeholder string", async () => {
+    const store = createMemoryStore();
+    const saver = createKeelCheckpointer({ store });
+    const error = await rejection(saver.put({ configurable: { thread_id: "t" } }, checkpoint({ count: { total: 1n } }), metadata, { count: 1 }));
+    expect(error.code).toBe("invalid_input");
+    expect((await store.docs.list([])).unwrapOr({ items: [1] }).items).toEqual([]);
+  });
+
+  it("keeps the pending writes of a task id too long, or too odd, for a log record id", async () => {
+    const saver = createKeelCheckpointer({ store: createMemoryStore() });
+    const config = await saver.put({ configurable: { thread_id: "t" } }, checkpoint(), metadata, {});
+    for (const taskId of ["t".repeat(300), "task\u007f"]) {
+      await saver.putWrites(config, [["animals", "dog"]], taskId);
+      await saver.putWrites(config, [["animals", "dog"]], taskId); // still a no-op when repeated
+    }
+    expect((await saver.getTuple(config))?.pendingWrites).toHaveLength(2);
   });
 
   it("keeps a repeated pending write as a no-op and refuses a different one with conflict", async () => {

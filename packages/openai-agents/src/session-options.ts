@@ -1,4 +1,5 @@
 import type { KeelStore } from "@keel/store";
+import { keelStoreSchema } from "@keel/store/kit";
 import { SafeNameSchema } from "@keel/core";
 import { z } from "zod";
 
@@ -14,12 +15,9 @@ export interface KeelSessionOptions {
   maxPopAttempts?: number;
 }
 
-/** zod schema of {@link KeelSessionOptions}. */
-export const KeelSessionOptionsSchema: z.ZodType<unknown> = z.object({
-  store: z.custom<KeelStore>(
-    (value) => typeof value === "object" && value !== null && "docs" in value && "logs" in value,
-    "store must be a KeelStore (createMemoryStore(), createFsStore(...), ...)",
-  ),
+/** zod schema of {@link KeelSessionOptions}; an unknown option is refused (a misspelt one would be ignored). */
+export const KeelSessionOptionsSchema: z.ZodType<unknown> = z.strictObject({
+  store: keelStoreSchema(["docs", "logs"]),
   sessionId: SafeNameSchema,
   prefix: z.array(SafeNameSchema).min(1).max(8).optional(),
   maxPopAttempts: z.number().int().min(1).max(10_000).optional(),

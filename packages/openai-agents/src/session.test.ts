@@ -9,9 +9,16 @@ const message = (text: string): AgentInputItem => ({ role: "user", content: text
 
 type Command = { type: "add"; texts: string[] } | { type: "get"; limit?: number | undefined } | { type: "pop" } | { type: "clear" };
 
+/** Limits as a caller may compute them: counts, and negative, fractional, NaN and infinite ones (read as MemorySession reads them). */
+const limitArbitrary: fc.Arbitrary<number> = fc.oneof(
+  { weight: 4, arbitrary: fc.nat({ max: 8 }) },
+  { weight: 1, arbitrary: fc.double({ min: -10, max: 10 }) },
+  { weight: 1, arbitrary: fc.constantFrom(-1, -0, 0.5, 1.5, 2.999, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY) },
+);
+
 const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ type: fc.constant("add" as const), texts: fc.array(fc.string({ maxLength: 8 }), { maxLength: 4 }) }) },
-  { weight: 3, arbitrary: fc.record({ type: fc.constant("get" as const), limit: fc.option(fc.nat({ max: 8 }), { nil: undefined }) }, { requiredKeys: ["type"] }) },
+  { weight: 3, arbitrary: fc.record({ type: fc.constant("get" as const), limit: fc.option(limitArbitrary, { nil: undefined }) }, { requiredKeys: ["type"] }) },
   { weight: 2, arbitrary: fc.constant({ type: "pop" as const }) },
   { weight: 1, arbitrary: fc.constant({ type: "clear" as const }) },
 );
@@ -49,11 +56,24 @@ describe("createKeelSession", () => {
     expect((await store.logs.list(["openai-agents"])).unwrapOr(["x"])).toEqual([]);
   });
 
-  it("rejects a session id that is not a safe name, and a bad limit, with invalid_input", async () => {
+  it("rejects a session id that is not a safe name, a limit that is not a number, and an item that is not a JSON object, with invalid_input", async () => {
     expect(() => createKeelSession({ store: createMemoryStore(), sessionId: "../x" })).toThrow(expect.objectContaining({ code: "invalid_input" }));
     const session = createKeelSession({ store: createMemoryStore(), sessionId: "s" });
-    await expect(session.getItems(-1)).rejects.toMatchObject({ code: "invalid_input" });
+    await expect(session.getItems("2" as unknown as number)).rejects.toMatchObject({ code: "invalid_input" });
     await expect(session.addItems([42 as unknown as AgentInputItem])).rejects.toMatchObject({ code: "invalid_input" });
+  });
+
+  it("reads a negative or fractional limit as the SDK's MemorySession does", async () => {
+    const reference = new MemorySession({ sessionId: "s" });
+    const keel = createKeelSession({ store: createMemoryStore(), sessionId: "s" });
+    const items = ["a", "b", "c"].map(message);
+    await reference.addItems(items);
+    await keel.addItems(items);
+    for (const limit of [-1, -0.5, 0.5, 1.5, 2.5, 3, 7.25, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]) {
+      expect(await keel.getItems(limit), `limit ${limit}`).toEqual(await reference.getItems(limit));
+    }
+    expect(await keel.getItems(-1)).toEqual([]);
+    expect(await keel.getItems(1.5)).toEqual([message("b"), message("c")]);
   });
 
   it("never returns the same item to concurrent pops, and loses none", async () => {

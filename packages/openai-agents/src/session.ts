@@ -1,9 +1,16 @@
 import type { AgentInputItem, Session } from "@openai/agents";
-import { KeelError, isJsonValue, newId, type JsonValue } from "@keel/core";
+import { KeelError, isJsonValue, newId, toKeelError, validateOrThrow, type JsonValue } from "@keel/core";
 import type { KeelStore } from "@keel/store";
 import type { ResultAsync } from "neverthrow";
-import { foldSessionEvents, type LiveItem, type SessionEvent } from "./internal/session-events.js";
+import { z } from "zod";
+import { ItemSchema, foldSessionEvents, type LiveItem, type SessionEvent } from "./internal/session-events.js";
 import { KeelSessionOptionsSchema, type KeelSessionOptions } from "./session-options.js";
+
+/** The items of `addItems`: each a plain JSON object (no undefined, function, BigInt, cycle, class instance). */
+const AddedItemsSchema = z.array(ItemSchema.refine(isJsonValue, "an item must be plain JSON (an AgentInputItem): no undefined, function, symbol, BigInt, NaN, cycle or class instance"));
+
+/** The `limit` of `getItems`: any number, read as the SDK's `MemorySession` reads it (see {@link KeelSession.getItems}). */
+const LimitSchema = z.custom<number | undefined>((value) => value === undefined || typeof value === "number", "limit must be a number, or omitted for every item");
 
 async function unwrap<T>(result: ResultAsync<T, KeelError>): Promise<T> {
   const settled = await result;
@@ -28,14 +35,12 @@ export class KeelSession implements Session {
 
   /** Use {@link createKeelSession}. */
   constructor(options: KeelSessionOptions) {
-    const parsed = KeelSessionOptionsSchema.safeParse(options);
-    if (!parsed.success) {
-      throw new KeelError("invalid_input", `createKeelSession: ${parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ")}`);
-    }
-    this.#store = options.store;
-    this.#sessionId = options.sessionId;
-    this.#log = [...(options.prefix ?? ["openai-agents", "sessions"]), options.sessionId];
-    this.#maxPopAttempts = options.maxPopAttempts ?? 50;
+    // Read once: the store is the caller's object (z.custom passes it through).
+    const parsed = validateOrThrow(KeelSessionOptionsSchema, options, "createKeelSession options") as KeelSessionOptions;
+    this.#store = parsed.store;
+    this.#sessionId = parsed.sessionId;
+    this.#log = [...(parsed.prefix ?? ["openai-agents", "sessions"]), parsed.sessionId];
+    this.#maxPopAttempts = parsed.maxPopAttempts ?? 50;
   }
 
   /** The session id given at creation. Has no side effect (nothing is created until items are added). */
@@ -43,24 +48,35 @@ export class KeelSession implements Session {
     return this.#sessionId;
   }
 
-  /** The most recent `limit` items (all when omitted), oldest first. */
+  /**
+   * The most recent `limit` items (all when omitted), oldest first. Any number is read as the
+   * SDK's `MemorySession` reads it, so the two stay interchangeable: zero or less (a negative
+   * limit, -Infinity) gives none, a fractional one rounds up, NaN and Infinity give all. A limit
+   * that is not a number is `invalid_input`.
+   */
   async getItems(limit?: number): Promise<AgentInputItem[]> {
-    if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) {
-      throw new KeelError("invalid_input", `getItems: limit must be a non-negative integer (got ${String(limit)})`);
-    }
+    validateOrThrow(LimitSchema, limit, "getItems limit");
     const { items } = await this.#state();
-    const chosen = limit === undefined ? items : limit === 0 ? [] : items.slice(-limit);
+    // MemorySession's own arithmetic: slice() truncates the fractional start, NaN reads as 0.
+    const chosen = limit === undefined ? items : limit <= 0 ? [] : items.slice(Math.max(items.length - limit, 0));
     return chosen.map((live) => structuredClone(live.item) as unknown as AgentInputItem);
   }
 
-  /** Appends items, in order, as one record. */
+  /**
+   * Appends items, in order, as one record. The items are copied first (as `MemorySession`
+   * copies them, with `structuredClone`), so each field is read once and what is checked is what
+   * is stored; an item that cannot be copied (a getter that throws, a function) or is not plain
+   * JSON is `invalid_input`, and nothing is written.
+   */
   async addItems(items: AgentInputItem[]): Promise<void> {
-    if (!Array.isArray(items)) throw new KeelError("invalid_input", "addItems: items must be an array of AgentInputItem");
-    if (items.length === 0) return;
-    const values = items as unknown as JsonValue[];
-    if (!values.every((item) => typeof item === "object" && item !== null && !Array.isArray(item) && isJsonValue(item))) {
-      throw new KeelError("invalid_input", "addItems: every item must be a plain JSON object (an AgentInputItem)");
+    let copied: unknown;
+    try {
+      copied = structuredClone(items);
+    } catch (error) {
+      throw toKeelError(error, "invalid_input", "addItems: the items cannot be copied (a getter that throws, a function, a symbol or a proxy in them)");
     }
+    const values = validateOrThrow(AddedItemsSchema, copied, "addItems items");
+    if (values.length === 0) return;
     await this.#append({ type: "add", items: values });
   }
 

@@ -55,6 +55,41 @@ export function toSerialized(type: string, bytes: Uint8Array): Serialized {
   return { type, encoding: "base64", data: Buffer.from(bytes).toString("base64") };
 }
 
+/** What LangGraph's `JsonPlusSerializer` writes, as the whole text, for a value `JSON.stringify` throws on (a BigInt, a throwing `toJSON`). */
+const UNSERIALIZABLE_TEXT = JSON.stringify("[unable to serialize, circular reference is too complex to analyze]");
+
+/** What it writes in place of a reference back to an enclosing object. */
+const CIRCULAR_TEXT = JSON.stringify("[Circular]");
+
+/**
+ * Why a serialized value is not the value it was made from, or `undefined` when it is (as far as
+ * JSON goes): LangGraph's `JsonPlusSerializer` does not fail on what JSON cannot hold but writes
+ * a placeholder in its place, or nothing, and the value would come back as that string, or not
+ * load at all. Its text is checked (`value` is walked only when the text holds a placeholder).
+ * Functions and symbols inside an object are left out, as JSON leaves them out, not refused.
+ */
+export function unrepresentable(value: unknown, serialized: Serialized): string | undefined {
+  if (serialized.type !== "json" || serialized.encoding !== "utf8") return undefined;
+  const text = serialized.data;
+  if (text === "") return `it serializes to nothing (a ${typeof value}): JSON cannot hold it`;
+  if (text === UNSERIALIZABLE_TEXT && typeof value !== "string") {
+    return "the serializer could not represent it (a BigInt, or a toJSON that throws, somewhere in it) and would store a placeholder string";
+  }
+  if (text.includes(CIRCULAR_TEXT) && hasCycle(value)) return 'it refers to itself (a cycle), which the serializer would store as the string "[Circular]"';
+  return undefined;
+}
+
+/** True when an object reaches one of its own ancestors (as fast-safe-stringify finds cycles: own enumerable keys). */
+function hasCycle(value: unknown, ancestors = new Set<object>()): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  if (ancestors.has(value)) return true;
+  ancestors.add(value);
+  const children: unknown[] = Array.isArray(value) ? value : Object.keys(value).map((key) => (value as Record<string, unknown>)[key]);
+  const found = children.some((child) => hasCycle(child, ancestors));
+  ancestors.delete(value);
+  return found;
+}
+
 /** The serializer's input back: the text itself for "json" (its `loadsTyped` takes a string; no UTF-8 round trip), else the bytes. */
 export function fromSerialized(serialized: Serialized): Uint8Array | string {
   return serialized.encoding === "utf8" ? serialized.data : new Uint8Array(Buffer.from(serialized.data, "base64"));

@@ -8,7 +8,8 @@ import { KeelError, type JsonValue } from "@keel/core";
 import type { LogRecord } from "@keel/store";
 import { z } from "zod";
 
-const ItemSchema = z.custom<JsonValue>((value) => typeof value === "object" && value !== null && !Array.isArray(value), "an item is a JSON object");
+/** One session item as stored: a JSON object (the store keeps only JSON). */
+export const ItemSchema = z.custom<JsonValue>((value) => typeof value === "object" && value !== null && !Array.isArray(value), "an item is a JSON object");
 
 /** zod schema of one session event. */
 export const SessionEventSchema = z.discriminatedUnion("type", [
