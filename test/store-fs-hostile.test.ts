@@ -3,38 +3,26 @@
  * cause found by a corpus of bad inputs. Each runs against the memory store and the filesystem
  * store (real files), and through `createRoleSessions` where the cause reached it.
  */
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, lstatSync, mkdirSync, readdirSync, statSync, symlinkSync } from "node:fs";
 import path from "node:path";
 import { createRoleSessions } from "@keel/sessions";
 import { createMemoryStore, type KeelStore } from "@keel/store";
 import { MAX_DURATION_MS } from "@keel/store/kit";
 import { createFsStore } from "@keel/store-fs";
-import { errOf, okValue } from "@keel/testkit";
-import { afterEach, describe, expect, it } from "vitest";
+import { errOf, okValue, useTempDirs } from "@keel/testkit";
+import { describe, expect, it } from "vitest";
 
-const made: string[] = [];
-const stores: KeelStore[] = [];
-afterEach(async () => {
-  for (const store of stores.splice(0)) await store.close();
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-function tempDir(): string {
-  const dir = mkdtempSync(path.join(tmpdir(), "keel-hostile-"));
-  made.push(dir);
-  return dir;
-}
+const dirs = useTempDirs("keel-hostile-");
 
 const targets: [string, () => KeelStore][] = [
   ["memory", () => createMemoryStore()],
-  ["fs", () => createFsStore({ dir: tempDir() })],
+  ["fs", () => createFsStore({ dir: dirs.dir() })],
 ];
 
 describe.each(targets)("a careless caller of the %s store", (_name, make) => {
   const open = () => {
     const store = make();
-    stores.push(store);
+    dirs.track(store);
     return store;
   };
 
@@ -96,10 +84,10 @@ describe("role sessions given a hostile lease duration", () => {
 
 describe("the filesystem store's paths", () => {
   it("never follows a symbolic link inside the store: writes and reads through it fail, nothing lands outside, check() reports the link", async () => {
-    const dir = tempDir();
-    const outside = tempDir();
+    const dir = dirs.dir();
+    const outside = dirs.dir();
     const store = createFsStore({ dir });
-    stores.push(store);
+    dirs.track(store);
     await okValue(store.docs.put(["plans", "p"], 1, { create: true }));
     symlinkSync(outside, path.join(dir, "missions"));
     for (const outcome of [
@@ -109,7 +97,7 @@ describe("the filesystem store's paths", () => {
       store.logs.read(["missions", "m1", "events"]),
     ]) {
       const error = await errOf(outcome as never);
-      expect(error.code).toBe("io_failed");
+      expect(error.code).toBe("corrupt");
       expect(error.details.location).toBe(path.join(dir, "missions"));
     }
     expect(readdirSync(outside)).toEqual([]);
@@ -121,11 +109,11 @@ describe("the filesystem store's paths", () => {
   });
 
   it("opens a store whose own directory is reached through a link (the root is resolved once)", async () => {
-    const real = tempDir();
-    const alias = path.join(tempDir(), "alias");
+    const real = dirs.dir();
+    const alias = path.join(dirs.dir(), "alias");
     symlinkSync(real, alias);
     const store = createFsStore({ dir: alias });
-    stores.push(store);
+    dirs.track(store);
     await okValue(store.docs.put(["a", "b"], 1, { create: true }));
     expect(existsSync(path.join(real, "a", "b.json"))).toBe(true);
   });
@@ -135,9 +123,9 @@ describe("the filesystem store's file modes", () => {
   const mode = (file: string) => statSync(file).mode & 0o777;
 
   it("creates files 0600 and directories 0700 by default: capsules and logs hold model output", async () => {
-    const dir = path.join(tempDir(), "store");
+    const dir = path.join(dirs.dir(), "store");
     const store = createFsStore({ dir });
-    stores.push(store);
+    dirs.track(store);
     await okValue(store.docs.put(["missions", "m1", "role-sessions", "engineer"], { secret: true }, { create: true }));
     await okValue(store.docs.put(["missions", "m1", "role-sessions", "engineer"], { secret: 2 }, { expectedVersion: 1 }));
     await okValue(store.logs.append(["missions", "m1", "events"], [{ id: "e", value: 1 }]));
@@ -162,9 +150,9 @@ describe("the filesystem store's file modes", () => {
   it("shares them when asked (fileMode, directoryMode), and refuses a mode that is not permission bits", async () => {
     const previous = process.umask(0o022);
     try {
-      const dir = path.join(tempDir(), "store");
+      const dir = path.join(dirs.dir(), "store");
       const store = createFsStore({ dir, fileMode: 0o644, directoryMode: 0o755 });
-      stores.push(store);
+      dirs.track(store);
       await okValue(store.docs.put(["shared", "d"], 1, { create: true }));
       expect(mode(path.join(dir, "shared", "d.json"))).toBe(0o644);
       expect(mode(path.join(dir, "shared"))).toBe(0o755);
@@ -172,8 +160,8 @@ describe("the filesystem store's file modes", () => {
     } finally {
       process.umask(previous);
     }
-    expect(() => createFsStore({ dir: tempDir(), fileMode: 0o1777 })).toThrow(expect.objectContaining({ code: "invalid_input" }));
-    const untouched = path.join(tempDir(), "never");
+    expect(() => createFsStore({ dir: dirs.dir(), fileMode: 0o1777 })).toThrow(expect.objectContaining({ code: "invalid_input" }));
+    const untouched = path.join(dirs.dir(), "never");
     mkdirSync(path.dirname(untouched), { recursive: true });
     expect(() => createFsStore({ dir: untouched, directoryMode: -1 })).toThrow(expect.objectContaining({ code: "invalid_input" }));
     expect(existsSync(untouched)).toBe(false);
