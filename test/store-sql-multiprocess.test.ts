@@ -5,7 +5,7 @@ import { createPostgresStore } from "@keel/store-postgres";
 import { createSqliteStore } from "@keel/store-sqlite";
 import { afterAll } from "vitest";
 import { describeWithPostgres, dropSchema, freshSchemaName, testPostgresUrl } from "../packages/store-postgres/test-support/postgres-test-database.js";
-import { describeMultiProcess } from "./support/store-sql-multiprocess.js";
+import { describeMultiProcess } from "./support/store-multiprocess.js";
 
 const made: string[] = [];
 afterAll(() => {

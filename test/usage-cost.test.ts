@@ -1,24 +1,25 @@
 // Cross-package: each adapter's usage dialect (@keel/backends) priced by @keel/budget, on real
 // recorded CLI output. (Moved from packages/budget/test when the dialects left @keel/core.)
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { normalizeClaudeCodeUsage } from "@keel/backends/claude-code";
 import { normalizeCodexUsage } from "@keel/backends/codex";
 import { normalizeCopilotUsage } from "@keel/backends/copilot";
-import { actualsFromUsage, priceUsage, type Usage } from "@keel/budget";
+import { actualsFromUsage, priceUsage } from "@keel/budget";
+import type { Usage } from "@keel/core";
 import { describe, expect, it } from "vitest";
+import { sharedFixtures } from "./support/shared-fixtures.js";
 
-const FIXTURES_DIR = process.env.KEEL_SHARED_FIXTURES ?? path.resolve(import.meta.dirname, "../../shared/fixtures");
-const sharedFixturesPresent = () => existsSync(path.join(FIXTURES_DIR, "cli"));
+const samples = sharedFixtures("cli");
 
-const cli = (name: string) => readFileSync(path.join(FIXTURES_DIR, "cli", name), "utf8");
+const cli = (name: string) => readFileSync(path.join(samples.dir, name), "utf8");
 const lines = (name: string) =>
   cli(name)
     .split("\n")
     .filter((line) => line.trim() !== "")
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 
-describe.skipIf(!sharedFixturesPresent())("usage and cost on real CLI output", () => {
+describe.skipIf(!samples.available)("usage and cost on real CLI output", () => {
   it("prices Claude Code's usage as Claude Code itself did", () => {
     const raw = JSON.parse(cli("claude-code.output-format-json.json")) as { total_cost_usd: number; modelUsage: Record<string, unknown> };
     const usage = normalizeClaudeCodeUsage(raw)._unsafeUnwrap();

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { readFile, rm, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** The repository root. */
@@ -41,18 +41,27 @@ export function runKeel(args: readonly string[], options?: { env?: Record<string
 
 /**
  * Runs the `<!-- example:<marker> -->` TypeScript block of the README (or of another Markdown
- * file of the repository, `document`) as it is written (from a scratch file in test/, removed
- * afterwards), so the example can never rot; `undefined` when the file has no such block.
+ * file of the repository, `document`) as it is written, from a scratch file beside the document
+ * (removed afterwards) so that its imports resolve as they would for a user of that package; the
+ * example can never rot. `undefined` when the file has no such block.
  */
 export async function runReadmeExample(marker: string, document = "README.md"): Promise<ChildOutput | undefined> {
   const readme = await readFile(join(repoRoot, document), "utf8");
-  const block = new RegExp(`<!-- example:${marker}[^>]*-->\\s*\`\`\`ts\\n([\\s\\S]*?)\`\`\``).exec(readme)?.[1];
+  // The block ends at a fence at the start of a line: a ``` inside the example (a template
+  // literal, a comment) does not cut it short.
+  const block = new RegExp(`<!-- example:${marker}[^>]*-->\\s*\`\`\`ts\\n([\\s\\S]*?\\n)\`\`\``).exec(readme)?.[1];
   if (block === undefined) return undefined;
-  const file = join(repoRoot, "test", `.readme-${marker}.ts`);
+  const file = join(repoRoot, dirname(document), `.readme-${marker}-${process.pid}.ts`);
   await writeFile(file, block);
   try {
     return await runTs(file, []);
   } finally {
     await rm(file, { force: true });
   }
+}
+
+/** The first fenced block after `lead` (a regular expression's source) in a Markdown file of the repository: what an example says it prints. */
+export async function readmePrinted(document: string, lead: string): Promise<string | undefined> {
+  const text = await readFile(join(repoRoot, document), "utf8");
+  return new RegExp(`${lead}\\s*\`\`\`\\w*\\n([\\s\\S]*?\\n)\`\`\``).exec(text)?.[1];
 }

@@ -18,6 +18,7 @@ import { createFsStore } from "@keel/store-fs";
 import { nodeFsIo, type FsIo } from "../../packages/store-fs/src/internal/fs-io.js";
 import { openFsStore } from "../../packages/store-fs/src/internal/open-fs-store.js";
 import { CRASH_DOCS, CRASH_LEASE, CRASH_LOG_LIMIT, CRASH_LOGS, docValue, hash, recordValue } from "./store-fs-crash-model.js";
+import { sayBlocking } from "./say-blocking.js";
 
 const [dir, runArgument, seedText] = process.argv.slice(2);
 if (!dir || !runArgument || !seedText) throw new Error("usage: store-fs-crash-worker.ts <dir> <run id> <seed>");
@@ -27,23 +28,7 @@ const random = () => {
   seed = hash(String(seed));
   return seed / 0x1_0000_0000;
 };
-/**
- * Prints a line with a blocking write to fd 1: `process.stdout` may queue a write in memory when
- * the pipe is full, and a queued acknowledgement would die with the process.
- */
-const pause = new Int32Array(new SharedArrayBuffer(4));
-const say = (line: string) => {
-  const bytes = Buffer.from(`${line}\n`);
-  let written = 0;
-  while (written < bytes.length) {
-    try {
-      written += writeSync(1, bytes, written);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error;
-      Atomics.wait(pause, 0, 0, 1);
-    }
-  }
-};
+const say = sayBlocking;
 const fail = (what: string, error: unknown): never => {
   process.stderr.write(`FAIL ${what}: ${JSON.stringify(error)}\n`);
   process.exit(2);
@@ -58,6 +43,7 @@ process.stdin.pause();
  * batch's write often and leaves a torn tail, which the next run and check() must repair. The
  * bytes and their order are the real ones; only the window is wider.
  */
+const pause = new Int32Array(new SharedArrayBuffer(4));
 const slowIo: FsIo = {
   ...nodeFsIo,
   writeSync: (fd, buffer, offset, length, position) => {

@@ -11,9 +11,9 @@
  *
  * Usage: transcript-crash-worker.ts <dir> <seed>
  */
-import { writeSync } from "node:fs";
 import { createFsStore } from "@keel/store-fs";
 import { openTranscript } from "@keel/transcript";
+import { sayBlocking } from "./say-blocking.js";
 
 const [dir, seedText] = process.argv.slice(2);
 if (!dir || !seedText) throw new Error("usage: transcript-crash-worker.ts <dir> <seed>");
@@ -22,17 +22,7 @@ const random = () => {
   seed = (Math.imul(seed ^ (seed >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0;
   return seed / 0x1_0000_0000;
 };
-const say = (line: string) => {
-  const bytes = Buffer.from(`${line}\n`);
-  let written = 0;
-  while (written < bytes.length) {
-    try {
-      written += writeSync(1, bytes, written);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error;
-    }
-  }
-};
+const say = sayBlocking;
 const fail = (what: string, error: unknown): never => {
   process.stderr.write(`FAIL ${what}: ${JSON.stringify(error)}\n`);
   process.exit(2);

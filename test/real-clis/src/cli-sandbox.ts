@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { FakeProvider } from "@keel/testkit/provider";
+import { createFakeProviderSandbox, type FakeProvider } from "@keel/testkit/provider";
 
 /** The six CLIs proven here, by Keel backend id. */
 export type RealCliId = "pi" | "codex" | "claude-code" | "opencode" | "gemini" | "copilot";
@@ -80,33 +80,10 @@ export const PROJECT_FILES: Readonly<Record<string, string>> = {
  */
 export async function createCliSandbox(cli: RealCliId, provider: FakeProvider): Promise<CliSandbox> {
   const root = await mkdtemp(join(tmpdir(), `keel-real-${cli}-`));
-  const home = join(root, "home");
-  const config = join(root, "config");
-  const tmp = join(root, "tmp");
+  const sandbox = await createFakeProviderSandbox(root, [dirname(process.execPath), "/usr/local/bin", "/usr/bin", "/bin"].join(":"));
   const cwd = join(root, "project");
-  for (const dir of [home, config, tmp, cwd, join(root, "xdg", "config"), join(root, "xdg", "data"), join(root, "xdg", "cache"), join(root, "xdg", "state")]) {
-    await mkdir(dir, { recursive: true });
-  }
+  await mkdir(cwd, { recursive: true });
   for (const [name, text] of Object.entries(PROJECT_FILES)) await writeFile(join(cwd, name), text);
-  const env: Record<string, string> = {
-    PATH: [dirname(process.execPath), "/usr/local/bin", "/usr/bin", "/bin"].join(":"),
-    HOME: home,
-    TMPDIR: tmp,
-    TMP: tmp,
-    TEMP: tmp,
-    XDG_CONFIG_HOME: join(root, "xdg", "config"),
-    XDG_DATA_HOME: join(root, "xdg", "data"),
-    XDG_CACHE_HOME: join(root, "xdg", "cache"),
-    XDG_STATE_HOME: join(root, "xdg", "state"),
-    LANG: "C.UTF-8",
-    TERM: "dumb",
-    NO_COLOR: "1",
-    CI: "1",
-    DO_NOT_TRACK: "1",
-    NO_UPDATE_NOTIFIER: "1",
-    NPM_CONFIG_UPDATE_NOTIFIER: "false",
-    NPM_CONFIG_OFFLINE: "true",
-    ...provider.proxyEnv(),
-  };
-  return { root, home, config, tmp, cwd, env, cleanup: () => rm(root, { recursive: true, force: true }) };
+  const { home, config, tmp } = sandbox;
+  return { root, home, config, tmp, cwd, env: sandbox.envWith(provider), cleanup: () => rm(root, { recursive: true, force: true }) };
 }

@@ -1,10 +1,10 @@
 // One real agent over MCP: Claude Code, pointed at the fake provider, is configured with
-// `keel mcp` (stdio) through `--mcp-config` over a store and a catalog. The scripted model calls
+// `keel mcp` (stdio) through `--mcp-config` over a store and the built-in workflows. The scripted model calls
 // Keel's tools — `workflow_step`, `workflow_status`, then `workflow_checkpoint` with the version
 // the status answered — and the test proves from what the provider received that each tool's
 // result reached the next model request, and from the store that the run was carried to its end.
 import { readFileSync } from "node:fs";
-import { mkdtemp, mkdir, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -69,8 +69,6 @@ describe.skipIf(!cliInstalled("claude-code") && process.env.CI !== "true")(`clau
     scratch = await mkdtemp(join(tmpdir(), "keel-mcp-agent-"));
     const config = join(scratch, "keel-workflow.json");
     const store = `sqlite:${join(scratch, "keel.db")}`;
-    const catalog = join(scratch, "catalog");
-    await mkdir(join(catalog, "skills"), { recursive: true });
     await writeFile(
       config,
       JSON.stringify({
@@ -79,7 +77,8 @@ describe.skipIf(!cliInstalled("claude-code") && process.env.CI !== "true")(`clau
         limits: { calls: 20 },
       }),
     );
-    engineArgs = ["--config", config, "--store", store, "--catalog", catalog];
+    // The built-in workflows alone: no --catalog (an empty catalog directory is refused).
+    engineArgs = ["--config", config, "--store", store];
     // The MCP config a user writes for Claude Code, with `keel mcp` run from the source tree.
     const mcpConfig = join(scratch, "keel.mcp.json");
     await writeFile(

@@ -112,13 +112,20 @@ export function describeRealCli(cli: RealCliId, options: RealCliOptions): void {
       await setup.sandbox.cleanup();
     });
 
-    /** Runs one turn, answering its model calls with `replies` in order, and returns the result with the calls it made. */
+    const outsideAttempts = (from: number) => provider.failures.slice(from).filter((failure) => failure.kind === "outside_host");
+    /**
+     * Runs one turn, answering its model calls with `replies` in order, and returns the result
+     * with the calls it made. Every turn fails on a connection attempt to any outside host (the
+     * refusing proxy records each CONNECT and proxied request), whatever else the test checks.
+     */
     const turn = async (replies: readonly FakeReply[], request: Partial<TurnRequest> = {}) => {
       const from = provider.requests.length;
+      const failuresFrom = provider.failures.length;
       const queue = [...replies];
       respond = () => queue.shift() ?? { error: { status: 400, message: "fake provider: the test scripted no more calls for this turn" } };
       const env = { [MARKER]: setup.sandbox.root, ...request.env };
       const result = await setup.backend.runTurn({ prompt: "Say hello.", cwd: setup.sandbox.cwd, timeoutMs: turnTimeoutMs, ...request, env });
+      expect(outsideAttempts(failuresFrom), `${cli} tried to reach an outside host during the turn`).toEqual([]);
       const calls = provider.requests.slice(from).filter((call) => call.format !== null);
       return { result, calls, turnCalls: calls.filter((call) => !setup.isSideCall(call)) };
     };
@@ -207,12 +214,18 @@ export function describeRealCli(cli: RealCliId, options: RealCliOptions): void {
       expect(error.message).toContain("fake-bad-request-7731");
     });
 
-    it("reports a transient provider error (529 overloaded) as backend_failed and retryable", async () => {
-      const overloaded: FakeReply = { error: { status: 529, message: "fake-overloaded-5290", type: "overloaded_error", retryAfterSeconds: 0 } };
-      const { result } = await turn(Array.from({ length: 12 }, () => overloaded));
+    // The provider's message names nothing transient: the CLI's report of the status (or its own
+    // words for it) must be what makes the error retryable. Twelve answers cover CLIs that retry.
+    it.each([
+      { status: 500, message: "fake-server-fault-5001" },
+      { status: 529, message: "fake-busy-5291" },
+    ])("reports a transient provider error ($status) as backend_failed and retryable", async ({ status, message }) => {
+      const transient: FakeReply = { error: { status, message, retryAfterSeconds: 0 } };
+      const { result } = await turn(Array.from({ length: 12 }, () => transient));
       const error = failed(result, "backend_failed");
-      expect(error.retryable).toBe(true);
-      expect(error.message).toContain("fake-overloaded-5290");
+      expect(error.retryable, error.message).toBe(true);
+      // Codex 0.171.0 prints its own words for a 5xx ("high demand … temporary errors"), not the provider's.
+      if (!(cli === "codex" && status === 500)) expect(error.message).toContain(message);
     });
 
     it("times out on a provider that hangs: timeout, the whole process group gone", async () => {
@@ -237,6 +250,10 @@ export function describeRealCli(cli: RealCliId, options: RealCliOptions): void {
       const { result, turnCalls } = await turn([{ text: "Twice a day." }], request);
       ok(result);
       expect(JSON.stringify(turnCalls[0]?.body)).toContain("skill-marker-tide-9137");
+    });
+
+    it("made no connection attempt to an outside host in any turn (nor after one)", () => {
+      expect(outsideAttempts(0)).toEqual([]);
     });
   });
 }

@@ -45,6 +45,9 @@ export function describeTestkitConformance(cli: RealCliId, options: { turnTimeou
         cleanup: async () => {
           await provider.close();
           await ready.sandbox.cleanup();
+          // No turn of the CLI may try an outside host (the refusing proxy records each attempt).
+          const outside = provider.failures.filter((failure) => failure.kind === "outside_host");
+          if (outside.length > 0) throw new Error(`${cli} tried to reach an outside host: ${outside.map((failure) => `${failure.method} ${failure.target}`).join(", ")}`);
         },
       };
     },

@@ -1,16 +1,16 @@
 /**
- * Multi-process worker over a SQL store (see sql-store-open.ts): after a line on stdin ("go"), makes `count` increments of a shared
+ * Multi-process worker over a store (see store-open.ts): after a line on stdin ("go"), makes `count` increments of a shared
  * counter document, each under the shared lease: it reads the counter and writes it back one
  * higher with a blind (unconditional) write fenced by the lease, so that only the lease keeps
  * increments from being lost. Prints `token <n>` per acquisition, then `done`.
  *
- * Usage: store-sql-lease-worker.ts <kind> <location> <schema|-> <worker id> <count> <index>
+ * Usage: store-lease-worker.ts <kind> <location> <schema|-> <worker id> <count> <index>
  */
-import { openSqlStore } from "./sql-store-open.js";
+import { openWorkerStore } from "./store-open.js";
 
 const [kind, location, schema, worker, countText, indexText] = process.argv.slice(2);
-if (!kind || !location || !schema || !worker || !countText || indexText === undefined) throw new Error("usage: store-sql-lease-worker.ts <kind> <location> <schema|-> <worker id> <count> <index>");
-const store = openSqlStore(kind, location, schema === "-" ? undefined : schema);
+if (!kind || !location || !schema || !worker || !countText || indexText === undefined) throw new Error("usage: store-lease-worker.ts <kind> <location> <schema|-> <worker id> <count> <index>");
+const store = openWorkerStore(kind, location, schema === "-" ? undefined : schema);
 const releases = Number(indexText) % 2 === 1;
 process.stdout.write("loaded\n");
 await new Promise((resolve) => process.stdin.once("data", resolve));

@@ -1,9 +1,13 @@
-/** The multi-process tests shared by the SQL stores (test/store-sql-multiprocess.test.ts). */
+/** The multi-process tests every store runs (test/store-fs-multiprocess.test.ts, test/store-sql-multiprocess.test.ts). */
 import type { KeelStore } from "@keel/store";
 import { describe, expect, it } from "vitest";
 import { startWorker, type Worker } from "./store-fs-child.js";
+import type { WorkerStoreKind } from "./store-open.js";
 
-/** Lets every worker load, starts them all at once, and waits for each to exit with code 0. */
+/**
+ * Lets every worker load, then starts them all at once (so that they really contend), and waits
+ * for each to exit with code 0. Returns the workers, their output read.
+ */
 async function runTogether(workers: Worker[]): Promise<Worker[]> {
   try {
     await Promise.all(workers.map((worker) => worker.waitFor(/^loaded$/)));
@@ -17,16 +21,16 @@ async function runTogether(workers: Worker[]): Promise<Worker[]> {
 }
 
 /** The location arguments of a worker: kind, location, schema (or "-"). */
-export type SqlTarget = { kind: "sqlite" | "postgres"; location: string; schema: string; open: () => KeelStore };
+export type StoreTarget = { kind: WorkerStoreKind; location: string; schema: string; open: () => KeelStore };
 
-/** The two multi-process tests, run against one SQL store. */
-export function describeMultiProcess(title: string, makeTarget: () => Promise<SqlTarget>, dropTarget: (target: SqlTarget) => Promise<void>) {
+/** The two multi-process tests (CAS increments, fenced lease increments), run against one store. */
+export function describeMultiProcess(title: string, makeTarget: () => Promise<StoreTarget>, dropTarget: (target: StoreTarget) => Promise<void>) {
   describe(title, () => {
     it("loses no update: 4 processes × 250 CAS increments end at exactly 1,000, with 1,000 dense appends", async () => {
       const target = await makeTarget();
       try {
         const args = (index: number) => [target.kind, target.location, target.schema, `w${index}`, "250"];
-        const workers = await runTogether(Array.from({ length: 4 }, (_, index) => startWorker("test/support/store-sql-cas-worker.ts", args(index))));
+        const workers = await runTogether(Array.from({ length: 4 }, (_, index) => startWorker("test/support/store-cas-worker.ts", args(index))));
         const conflicts = workers.reduce((sum, worker) => sum + Number(worker.lines.find((line) => line.startsWith("done"))!.split(" ")[1]), 0);
         const store = target.open();
         try {
@@ -40,7 +44,7 @@ export function describeMultiProcess(title: string, makeTarget: () => Promise<Sq
             const mine = records.filter((record) => record.id.startsWith(`w${worker}-`)).map((record) => (record.value as { index: number }).index);
             expect(mine).toEqual(Array.from({ length: 250 }, (_, index) => index));
           }
-          expect((await store.check())._unsafeUnwrap()).toEqual({ ok: true, repaired: [], problems: [] });
+          expect((await store.check())._unsafeUnwrap()).toMatchObject({ ok: true, repaired: [], problems: [] });
         } finally {
           await store.close();
         }
@@ -55,13 +59,15 @@ export function describeMultiProcess(title: string, makeTarget: () => Promise<Sq
       const target = await makeTarget();
       try {
         const args = (index: number) => [target.kind, target.location, target.schema, `w${index}`, "40", String(index)];
-        const workers = await runTogether(Array.from({ length: 4 }, (_, index) => startWorker("test/support/store-sql-lease-worker.ts", args(index))));
+        const workers = await runTogether(Array.from({ length: 4 }, (_, index) => startWorker("test/support/store-lease-worker.ts", args(index))));
         const tokens = workers.flatMap((worker) => worker.lines.filter((line) => line.startsWith("token ")).map((line) => Number(line.slice("token ".length))));
         expect(tokens.length).toBeGreaterThanOrEqual(160);
         expect(new Set(tokens).size).toBe(tokens.length);
         const store = target.open();
         try {
+          // A blind write is only as safe as the lease: a second holder at any moment would lose an increment.
           expect((await store.docs.get(["shared", "counter"]))._unsafeUnwrap()?.value).toEqual({ count: 160 });
+          expect((await store.check())._unsafeUnwrap()).toMatchObject({ ok: true, repaired: [], problems: [] });
         } finally {
           await store.close();
         }

@@ -1,17 +1,17 @@
 /**
- * Multi-process worker over a SQL store: after a line on stdin ("go"), increments a shared
+ * Multi-process worker over a store (see store-open.ts): after a line on stdin ("go"), increments a shared
  * counter document `count` times with compare-and-swap (`updateDoc`), appending one record per
  * increment to a shared log, then prints `done <conflicting tries> <busy errors>` and exits.
  * Any error other than a retried `conflict` fails the worker (so a leaked SQLITE_BUSY would).
  *
- * Usage: store-sql-cas-worker.ts <kind> <location> <schema|-> <worker id> <count>
+ * Usage: store-cas-worker.ts <kind> <location> <schema|-> <worker id> <count>
  */
 import { updateDoc } from "@keel/store/kit";
-import { openSqlStore } from "./sql-store-open.js";
+import { openWorkerStore } from "./store-open.js";
 
 const [kind, location, schema, worker, countText] = process.argv.slice(2);
-if (!kind || !location || !schema || !worker || !countText) throw new Error("usage: store-sql-cas-worker.ts <kind> <location> <schema|-> <worker id> <count>");
-const store = openSqlStore(kind, location, schema === "-" ? undefined : schema);
+if (!kind || !location || !schema || !worker || !countText) throw new Error("usage: store-cas-worker.ts <kind> <location> <schema|-> <worker id> <count>");
+const store = openWorkerStore(kind, location, schema === "-" ? undefined : schema);
 process.stdout.write("loaded\n");
 await new Promise((resolve) => process.stdin.once("data", resolve));
 process.stdin.pause();
