@@ -69,9 +69,14 @@ async function interleaved(): Promise<void> {
       }
     }
     const floor = median(samples.get(tasks[0]!)!);
+    const floorCpu = cpu.get(tasks[0]!)!;
     for (const task of tasks) {
       const value = median(samples.get(task)!);
-      rows.push(`  ${name.padEnd(6)} | ${task.label.padEnd(41)} | median ${value.toFixed(3)} ms | ${(value / floor).toFixed(2)}× the put | CPU ${(cpu.get(task)! / rounds).toFixed(3)} ms/call`);
+      const used = cpu.get(task)!;
+      rows.push(
+        `  ${name.padEnd(6)} | ${task.label.padEnd(41)} | median ${value.toFixed(3)} ms | ${(value / floor).toFixed(2)}× the put | ` +
+          `CPU ${(used / rounds).toFixed(3)} ms/call | ${(used / floorCpu).toFixed(2)}× the put's CPU`,
+      );
     }
   }
   console.log(`[budget bench] medians of single calls, interleaved, after warm-up:\n${rows.join("\n")}`);

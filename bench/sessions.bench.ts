@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createEventBus } from "@keel/core";
-import { createRoleSessions, type Execute, type RoleSessions, type TurnRequest } from "@keel/sessions";
+import { createRoleSessions, type Execute, type RoleSessions, type RoleSessionTurnRequest } from "@keel/sessions";
 import { createMemoryStore, type Fence, type KeelStore } from "@keel/store";
 import { createFsStore } from "@keel/store-fs";
 import { okAsync } from "neverthrow";
@@ -37,7 +37,7 @@ function counting(store: KeelStore) {
   return { store: counted, counts };
 }
 
-const request: TurnRequest = { missionId: "bench", role: "engineer", backend: { id: "codex", resumable: true }, model: null, branch: "main", objectiveRevision: 1 };
+const request: RoleSessionTurnRequest = { missionId: "bench", role: "engineer", backend: { id: "codex", resumable: true }, model: null, branch: "main", objectiveRevision: 1 };
 const plain: Execute = (plan) => okAsync({ text: "ok", threadId: plan.threadId ?? "thread-1", usage: null, promptBytes: 200, decisiveOutput: "done" });
 const withItems: Execute = (plan) =>
   okAsync({ text: "ok", threadId: plan.threadId ?? "thread-1", usage: null, promptBytes: 200, decisiveOutput: "done", openCheckpointItems: ["review the parser"] });

@@ -5,7 +5,6 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { canonicalJson } from "@keel/core";
-import type { KeelStore } from "@keel/store";
 import { createFsStore } from "@keel/store-fs";
 import { encodeDocEnvelope } from "../packages/store-fs/src/internal/doc-envelope.js";
 import { afterAll, bench, describe } from "vitest";
@@ -19,9 +18,10 @@ import { afterAll, bench, describe } from "vitest";
  * Log append: every iteration appends 64 records of ~200 bytes, so rows compare directly.
  * Lease: one acquire + release (what a role turn pays with the default lingerMs 0) beside the two
  * durable writes it used to be and one durable doc put.
- * Growth: a 4 KiB put beside its floor; listing 100 → 10,000 documents and reading back 1,000 →
- * 100,000 log records, each beside the floor of reading and parsing the same data; a new
- * instance's first append to those logs, from the id sidecar and with it removed (a full scan).
+ * Growth: a 4 KiB put beside its floor; listing 100 → 10,000 documents beside the floor of
+ * reading and parsing the same data; a new instance's first append to logs of 1,000 → 100,000
+ * records, from the id sidecar and with it removed (a full scan). Reading a log back is
+ * `bench/store-fs-log-read.bench.ts`.
  */
 
 const writeFileAtomic = createRequire(import.meta.url)("write-file-atomic") as (file: string, data: string | Buffer) => Promise<void>;
@@ -278,9 +278,8 @@ for (const count of [100, 1_000, 10_000]) {
 }
 
 /**
- * Log read-back growth: N records of ~200 bytes appended in batches of 1,000. The floor reads
- * the file and parses every line. Target: a read of the whole log within 2x the floor; a new
- * store instance opening the log (its first read scans it once) is shown beside.
+ * Logs of 1,000 → 100,000 records of ~200 bytes appended in batches of 1,000, for a new
+ * instance's first append (reading them back is `bench/store-fs-log-read.bench.ts`).
  */
 async function filledLog(count: number): Promise<{ dir: string; file: string }> {
   const dir = path.join(root, `log-${count}`);
@@ -296,52 +295,6 @@ async function filledLog(count: number): Promise<{ dir: string; file: string }> 
 const logCounts = [1_000, 10_000, 100_000];
 const filledLogs = await Promise.all(logCounts.map(filledLog));
 for (const [position, count] of logCounts.entries()) {
-  describe(`logs.read: ${count.toLocaleString("en-US")} records, all of them`, () => {
-    const options = { time: count >= 100_000 ? 4_000 : 1_500, warmupTime: 200, iterations: 3 };
-    const log = filledLogs[position]!;
-    let warm: KeelStore | undefined;
-    afterAll(() => warm?.close());
-    bench(
-      "floor: read the file + JSON.parse every line",
-      () => {
-        const text = fs.readFileSync(log.file, "utf8");
-        let records = 0;
-        for (const line of text.split("\n")) if (line.length > 0) (JSON.parse(line), records++);
-        if (records !== count + 1) throw new Error(`parsed ${records} lines`);
-      },
-      options,
-    );
-    bench(
-      "@keel/store-fs logs.read (log indexed by this instance)",
-      async () => {
-        warm ??= createFsStore({ dir: log.dir });
-        const records = (await warm.logs.read(["runs", "big"]))._unsafeUnwrap();
-        if (records.length !== count) throw new Error(`read ${records.length}`);
-      },
-      options,
-    );
-    bench(
-      "@keel/store-fs open + logs.head (a new instance reads the tail only)",
-      async () => {
-        const fresh = createFsStore({ dir: log.dir });
-        const head = (await fresh.logs.head(["runs", "big"]))._unsafeUnwrap();
-        await fresh.close();
-        if (head?.lastSeq !== count) throw new Error(`head ${head?.lastSeq}`);
-      },
-      options,
-    );
-    bench(
-      "@keel/store-fs open + logs.read (a new instance scans the log once)",
-      async () => {
-        const fresh = createFsStore({ dir: log.dir });
-        const records = (await fresh.logs.read(["runs", "big"]))._unsafeUnwrap();
-        await fresh.close();
-        if (records.length !== count) throw new Error(`read ${records.length}`);
-      },
-      options,
-    );
-  });
-
   /*
    * A new instance's first append (the dedupe needs every id of the log): from the log's id
    * sidecar plus the part after it, against the scan of the whole log it replaces (the sidecar

@@ -107,15 +107,21 @@ async function saverPutGet(saver: SqliteSaver | PostgresSaver): Promise<void> {
 /**
  * Runs the candidates in rotation, `rounds` times `perRound` calls each, and prints each one's
  * median calls per second, its range over the rounds, and its ratio to `base` (the median of the
- * per-round ratios): interleaving keeps a noisy machine from favouring whoever ran first.
+ * per-round ratios): interleaving keeps a noisy machine from favouring whoever ran first. Then
+ * the same for the process's CPU time per call (user + system, every thread), as a ratio to
+ * `base`: the CPU targets (SQLite put + get within 1.5× raw better-sqlite3) are read there.
  */
 async function interleaved(title: string, base: string, candidates: Record<string, () => unknown>, rounds: number, perRound: number): Promise<void> {
   const rates: Record<string, number[]> = Object.fromEntries(Object.keys(candidates).map((name) => [name, []]));
+  const cpu: Record<string, number[]> = Object.fromEntries(Object.keys(candidates).map((name) => [name, []]));
   for (let round = 0; round < rounds; round++) {
     for (const [name, run] of Object.entries(candidates)) {
       const started = performance.now();
+      const cpuStarted = process.cpuUsage();
       for (let call = 0; call < perRound; call++) await run();
+      const used = process.cpuUsage(cpuStarted);
       rates[name]!.push((perRound * 1000) / (performance.now() - started));
+      cpu[name]!.push((used.user + used.system) / perRound);
     }
   }
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
@@ -125,6 +131,14 @@ async function interleaved(title: string, base: string, candidates: Record<strin
     lines.push(
       `  ${name.padEnd(44)} ${median(values).toFixed(0).padStart(7)} calls/s  (${Math.min(...values).toFixed(0)}–${Math.max(...values).toFixed(0)})  ` +
         (name === base ? "base" : `${median(ratios).toFixed(2)}× ${base} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`),
+    );
+  }
+  lines.push(`  CPU per call (µs, median over rounds), and ${base}'s CPU as a multiple of each:`);
+  for (const [name, values] of Object.entries(cpu)) {
+    const ratios = values.map((used, index) => cpu[base]![index]! / used);
+    lines.push(
+      `  ${name.padEnd(44)} ${median(values).toFixed(1).padStart(7)} µs CPU  ` +
+        (name === base ? "base" : `${base} uses ${median(ratios).toFixed(2)}× (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`),
     );
   }
   console.log(lines.join("\n"));

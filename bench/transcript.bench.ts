@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { closeSync, existsSync, fsyncSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -7,6 +7,7 @@ import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { createFsStore } from "@keel/store-fs";
 import { importPiSession, importPiSessionToStore, openTranscript } from "@keel/transcript";
 import { afterAll, beforeAll, bench, describe } from "vitest";
+import { sharedFixtures } from "../test/support/shared-fixtures.js";
 import { branchedSession, linearSession } from "./support/transcript-sessions.js";
 
 /**
@@ -25,8 +26,8 @@ import { branchedSession, linearSession } from "./support/transcript-sessions.js
  */
 
 const root = mkdtempSync(path.join(tmpdir(), "keel-transcript-bench-"));
-const fixture = fileURLToPath(new URL("../../shared/fixtures/sessions/pi/large-session.v3-migrated.jsonl", import.meta.url));
-if (!existsSync(fixture) && process.env["CI"] === "true") throw new Error(`the pi fixture is missing: ${fixture}`);
+const piFixtures = sharedFixtures("sessions", "pi");
+const fixture = path.join(piFixtures.dir, "large-session.v3-migrated.jsonl");
 
 interface Content {
   name: string;
@@ -46,8 +47,7 @@ const plan: [string, () => string][] = [
   ["tree 20k", () => branchedSession(20_000)],
   ["tree 100k", () => branchedSession(100_000)],
 ];
-if (existsSync(fixture)) plan.push(["pi fixture (1,018 entries)", () => readFileSync(fixture, "utf8")]);
-else console.log(`skipping the real pi fixture: ${fixture} is missing`);
+if (piFixtures.available) plan.push(["pi fixture (1,018 entries)", () => readFileSync(fixture, "utf8")]);
 
 /**
  * The floor: read the file and `JSON.parse` every line, keeping the parsed lines (every
@@ -103,8 +103,8 @@ beforeAll(async () => {
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const options = { time: 0, iterations: 3, warmupIterations: 1, warmupTime: 0 };
-/** Rounds of the closing table per content (KEEL_BENCH_ROUNDS, default 3; sessions of 20k entries and more get at most 2). */
-const ROUNDS = Number(process.env["KEEL_BENCH_ROUNDS"] ?? 3);
+/** Rounds of the closing table per content (KEEL_BENCH_ROUNDS, default 5; sessions of 100k entries get at most 3). */
+const ROUNDS = Number(process.env["KEEL_BENCH_ROUNDS"] ?? 5);
 for (const name of ["linear 1k", "linear 20k", "tree 1k", "tree 20k", "pi fixture (1,018 entries)"]) {
   if (!plan.some(([planned]) => planned === name)) continue;
   const content = () => contents.find((item) => item.name === name) as Content;
@@ -118,7 +118,8 @@ for (const name of ["linear 1k", "linear 20k", "tree 1k", "tree 20k", "pi fixtur
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] as number;
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 const range = (values: number[]) => `${Math.round(Math.min(...values))}–${Math.round(Math.max(...values))}`;
 
@@ -135,7 +136,7 @@ async function summary(): Promise<void> {
   const medians = new Map<string, Record<string, number>>();
   rows.push("content | entries | MiB | floor ms | keel import ms | keel store ms | pi ms | pi / keel import | pi / keel store | keel import / floor | keel store / floor");
   for (const content of contents) {
-    const rounds = content.entries >= 20_000 ? Math.min(2, ROUNDS) : ROUNDS;
+    const rounds = content.entries >= 100_000 ? Math.min(3, ROUNDS) : ROUNDS;
     const samples: Record<string, number[]> = { floor: [], import: [], store: [], pi: [] };
     const contenders: [string, () => unknown][] = [
       ["floor", () => floor(content.file)],
