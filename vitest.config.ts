@@ -30,7 +30,7 @@ export default defineConfig({
     projects: [
       ...packages.map((name) => ({
         extends: true as const,
-        test: { name, include: [`packages/${name}/src/**/*.test.ts`, `packages/${name}/test/**/*.test.ts`] },
+        test: { name, include: [`packages/${name}/src/**/*.test.ts`] },
       })),
       { extends: true as const, test: { name: "e2e", include: ["test/**/*.test.ts"], testTimeout: 300_000 } },
       { extends: true as const, test: { name: "examples", include: ["examples/**/*.test.ts"] } },
