@@ -1,0 +1,9 @@
+/**
+ * `@keel/ai-sdk`: Keel for the Vercel AI SDK. `createAiSdkBackend` runs the host's
+ * `LanguageModel` and tools as a Keel `Backend`, the thread kept in a `@keel/transcript` on any
+ * Keel store; `toModelMessages` / `fromModelMessages` convert between transcript entries and the
+ * AI SDK's `ModelMessage`s for hosts that run their own loop.
+ *
+ * @packageDocumentation
+ */
+export { fromModelMessages, toModelMessages } from "./model-messages.js";

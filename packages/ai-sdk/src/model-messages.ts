@@ -1,0 +1,118 @@
+import { KeelError, validate } from "@keel/core";
+import type { TranscriptContext, TranscriptEntry, TranscriptEntryInput, TranscriptMessage } from "@keel/transcript";
+import { MessageSchema } from "@keel/transcript/schemas";
+import type { ModelMessage } from "ai";
+import { err, ok, type Result } from "neverthrow";
+import { z } from "zod";
+import { MARKER_KEY, markSplit, messageToPi, piToMessages } from "./internal/message-convert.js";
+import { isRecord, type JsonRecord } from "./internal/message-parts.js";
+
+const ModelMessagesSchema = z.array(
+  z.looseObject({
+    role: z.union([z.literal("system"), z.literal("user"), z.literal("assistant"), z.literal("tool")]),
+    content: z.union([z.string(), z.array(z.unknown())]),
+  }),
+);
+
+const StoredItemsSchema = z.array(z.looseObject({}));
+
+function base64(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
+}
+
+/** The messages as plain JSON: bytes as base64, a `URL` as its string, `undefined` fields left out. */
+function asJson(messages: readonly unknown[]): Result<JsonRecord[], KeelError> {
+  try {
+    const text = JSON.stringify(messages, function (this: Record<string, unknown>, key: string, value: unknown) {
+      const original = key === "" ? value : this[key];
+      if (original instanceof Uint8Array) return base64(original);
+      if (original instanceof ArrayBuffer) return base64(new Uint8Array(original));
+      if (typeof value === "bigint") throw new Error(`${key} is a bigint`);
+      return value;
+    });
+    return ok(JSON.parse(text) as JsonRecord[]);
+  } catch (error) {
+    return err(new KeelError("invalid_input", `the model messages are not JSON: ${error instanceof Error ? error.message : String(error)}`, { cause: error }));
+  }
+}
+
+/**
+ * Transcript entries (to append) from AI SDK `ModelMessage`s, byte-faithful: `toModelMessages`
+ * of what this returns gives back the same JSON, keys in the same order.
+ *
+ * Each message becomes a pi-shaped `message` entry that Keel's context, compaction and pi export
+ * read: `user` and `assistant` one for one (`reasoning` as `thinking`, `tool-call` as `toolCall`,
+ * an inline base64 `image` as `image`); a `tool` message as one `toolResult` per result (text of
+ * the output in `content`). Images and files by URL stay references; a part pi has no block for
+ * (a file, a provider-executed tool result) is kept as it is. What pi's shape cannot hold (a JSON
+ * output's type, an assistant's string content, extra fields of a tool message) goes into one
+ * optional `aiSdk` field of the stored message. A `system` message (and a tool message without a
+ * result) is kept under its own role, which the transcript's context leaves out: pass the system
+ * prompt on each call instead.
+ *
+ * Binary data (`Uint8Array`, `ArrayBuffer`) is stored as base64 and a `URL` as its string: the
+ * round trip is faithful to the messages' JSON.
+ *
+ * @returns the entries in order, or `invalid_input` when a message is not a `ModelMessage`
+ * (role, content), is not JSON, or has a field named `aiSdk`.
+ *
+ * @example
+ * ```ts
+ * const entries = fromModelMessages(result.response.messages)._unsafeUnwrap();
+ * for (const entry of entries) await transcript.append(entry);
+ * ```
+ */
+export function fromModelMessages(messages: readonly ModelMessage[]): Result<TranscriptEntryInput[], KeelError> {
+  return validate(ModelMessagesSchema, messages, "model messages")
+    .andThen(() => asJson(messages))
+    .andThen((json) => {
+      const entries: TranscriptEntryInput[] = [];
+      let previousRole: unknown;
+      for (const [index, message] of json.entries()) {
+        if (Object.hasOwn(message, MARKER_KEY)) {
+          return err(new KeelError("invalid_input", `model message ${index} has a field named ${MARKER_KEY}: the name is reserved for what the transcript keeps beside pi's shape`));
+        }
+        const stored = messageToPi(message, (candidate) => {
+          const parsed = MessageSchema.safeParse(candidate);
+          return parsed.success ? (parsed.data as JsonRecord) : undefined;
+        });
+        if (stored === undefined) {
+          return err(new KeelError("invalid_input", `model message ${index} (${String(message.role)}) cannot be stored faithfully: check its fields against the AI SDK's ModelMessage`));
+        }
+        for (const [position, item] of stored.entries()) {
+          const piece = position === 0 && item.role === "toolResult" && previousRole !== undefined && previousRole !== "user" && previousRole !== "assistant" ? markSplit(item) : item;
+          entries.push({ type: "message", message: piece as TranscriptMessage });
+          previousRole = piece.role;
+        }
+      }
+      return ok(entries);
+    });
+}
+
+/**
+ * AI SDK `ModelMessage`s from a transcript: its context (`transcript.buildContext()`, compaction
+ * summary and branch summaries included), its entries (message entries only, other types
+ * skipped) or bare stored messages. The reverse of {@link fromModelMessages}; messages pi wrote
+ * itself are read too (pi's own fields such as signatures, usage and timestamps are left out,
+ * consecutive tool results become one tool message).
+ *
+ * @returns the messages, or `invalid_input` when an item is not an object.
+ *
+ * @example
+ * ```ts
+ * const messages = toModelMessages(transcript.buildContext()._unsafeUnwrap())._unsafeUnwrap();
+ * await generateText({ model, messages: [...messages, { role: "user", content: "Go on" }] });
+ * ```
+ */
+export function toModelMessages(source: TranscriptContext | readonly (TranscriptEntry | TranscriptEntryInput | TranscriptMessage)[]): Result<ModelMessage[], KeelError> {
+  const items: unknown = Array.isArray(source) ? source : isRecord(source) ? source.messages : source;
+  return validate(StoredItemsSchema, items, "transcript messages").map(() => {
+    const stored: JsonRecord[] = [];
+    for (const item of items as JsonRecord[]) {
+      if (typeof item.type === "string") {
+        if (item.type === "message" && isRecord(item.message)) stored.push(item.message);
+      } else stored.push(item);
+    }
+    return piToMessages(stored) as unknown as ModelMessage[];
+  });
+}
