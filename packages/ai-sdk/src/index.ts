@@ -7,3 +7,5 @@
  * @packageDocumentation
  */
 export { fromModelMessages, toModelMessages } from "./model-messages.js";
+export { DEFAULT_MAX_STEPS, callProviderOptions, createAiSdkBackend } from "./ai-sdk-backend.js";
+export type { AiSdkBackendOptions, AiSdkProviderOptions, AiSdkToolFileAccess } from "./ai-sdk-backend-options.js";

@@ -1,0 +1,172 @@
+import { backendError, validateBackendTurnRequest, withBackendContext, type Backend, type BackendTurnRequest, type BackendTurnResult } from "@keel/backend";
+import { KeelError, newId, validateOrThrow } from "@keel/core";
+import { openTranscript, type Transcript } from "@keel/transcript";
+import { generateText, stepCountIs, type ModelMessage } from "ai";
+import { err, errAsync, ok, ResultAsync, type Result } from "neverthrow";
+import { AiSdkBackendOptionsSchema, type AiSdkBackendOptions, type AiSdkProviderOptions } from "./ai-sdk-backend-options.js";
+import { aiSdkError } from "./internal/ai-sdk-errors.js";
+import { turnUsage } from "./internal/ai-sdk-usage.js";
+import { isRecord } from "./internal/message-parts.js";
+import { fileAccessOf } from "./internal/tool-file-access.js";
+import { fromModelMessages, toModelMessages } from "./model-messages.js";
+
+/** The tool loop's step limit when `stopWhen` is not given. */
+export const DEFAULT_MAX_STEPS = 20;
+
+type GenerateTextResult = Awaited<ReturnType<typeof generateText>>;
+
+/** The messages of every step: `responseMessages` in ai 7, `response.messages` in ai 6 (which in ai 7 holds only the last step's). */
+function responseMessagesOf(result: GenerateTextResult): ModelMessage[] {
+  const all = (result as unknown as { responseMessages?: unknown }).responseMessages;
+  return (Array.isArray(all) ? all : result.response.messages) as ModelMessage[];
+}
+
+/** The model's provider id (`openai.responses`, `anthropic.messages` …), or `undefined` for a gateway id. */
+function providerOf(model: AiSdkBackendOptions["model"]): string | undefined {
+  return isRecord(model) && typeof model.provider === "string" ? model.provider : undefined;
+}
+
+/**
+ * The provider options of a call: the host's, with `openai.store: false` for an OpenAI Responses
+ * model unless the host set it. Why: the Responses provider sends earlier assistant output as
+ * references to items stored server-side; a thread restored from Keel (another host, a later
+ * day, an expired item) must carry them inline.
+ */
+export function callProviderOptions(model: AiSdkBackendOptions["model"], given: AiSdkProviderOptions | undefined): AiSdkProviderOptions | undefined {
+  const provider = providerOf(model);
+  if (provider === undefined || !provider.endsWith(".responses")) return given;
+  const openai = given?.openai ?? {};
+  if (Object.hasOwn(openai, "store")) return given;
+  return { ...given, openai: { ...openai, store: false } };
+}
+
+function modelChange(model: AiSdkBackendOptions["model"]): { provider: string; modelId: string } | undefined {
+  if (!isRecord(model) || typeof model.provider !== "string" || typeof model.modelId !== "string") return undefined;
+  return { provider: model.provider, modelId: model.modelId };
+}
+
+function turnText(result: GenerateTextResult): string {
+  const texts = result.steps.map((step) => step.text).filter((text) => text.trim() !== "");
+  return texts.length > 0 ? texts.join("\n\n") : result.text;
+}
+
+/**
+ * A Keel `Backend` over the Vercel AI SDK: each turn runs the host's `LanguageModel` and tools as
+ * a multi-step tool loop (`generateText` with `stopWhen`), and the thread lives in a
+ * `@keel/transcript` on the given store, so it survives a restart and moves between hosts with
+ * the store. Works with `ai` 6 and 7.
+ *
+ * - A fresh turn starts a new transcript; the thread id is its session id.
+ * - A resumed turn builds the transcript's context (compaction summary included), converts it
+ *   with `toModelMessages`, appends the prompt and runs.
+ * - When the turn succeeds, the prompt and every message of every step are appended (with a
+ *   `model_change` when the model changed); a failed turn leaves the thread as it was.
+ * - Usage is the sum of the steps' usages in Keel's buckets (unknown stays `null`); `toolCalls`
+ *   counts every tool call; `fileAccess` comes from the tools named in `toolFileAccess`.
+ * - Errors: a thread the store does not hold is `resume_failed`; a provider error
+ *   (`APICallError`) is `backend_failed`, retryable for 408, 429 and 5xx (529 included) or when the
+ *   SDK says so; the caller's signal is `aborted`, `timeoutMs` is `timeout`; a store failure keeps
+ *   the store's code. `runTurn` never throws.
+ * - With an OpenAI Responses model, `providerOptions.openai.store` is `false` unless set: the
+ *   restored history is sent inline.
+ *
+ * Skills and project instructions reach the model through the prompt (`capabilities.skills` and
+ * `instructions` are `prompt`); `request.model`, `env` and `skillPaths` are not used (the model is
+ * the host's object).
+ *
+ * @throws KeelError `invalid_input` for bad options.
+ *
+ * @example
+ * ```ts
+ * const backend = createAiSdkBackend({ model: openai.chat("gpt-5"), tools: { read }, store, toolFileAccess: { read: { op: "read", pathArgument: "path" } } });
+ * const first = (await backend.runTurn({ prompt: "Read a.ts", cwd: process.cwd(), timeoutMs: 60_000 }))._unsafeUnwrap();
+ * await backend.runTurn({ prompt: "Now fix it", cwd: process.cwd(), timeoutMs: 60_000, threadId: first.threadId! });
+ * ```
+ */
+export function createAiSdkBackend(options: AiSdkBackendOptions): Backend {
+  validateOrThrow(AiSdkBackendOptionsSchema, options, "AI SDK backend options");
+  const id = options.id ?? "ai-sdk";
+  const rules = options.toolFileAccess ?? {};
+  const stopWhen = options.stopWhen ?? stepCountIs(DEFAULT_MAX_STEPS);
+  const providerOptions = callProviderOptions(options.model, options.providerOptions);
+  const transcriptOptions = { store: options.store, ...(options.clock ? { clock: options.clock } : {}), ...(options.events ? { events: options.events } : {}) };
+
+  const open = (request: BackendTurnRequest): ResultAsync<Transcript, KeelError> => {
+    if (request.threadId === undefined) return openTranscript({ ...transcriptOptions, sessionId: newId() }).mapErr((error) => withBackendContext(error, id, null));
+    const threadId = request.threadId;
+    return openTranscript({ ...transcriptOptions, sessionId: threadId, create: false }).mapErr((error) =>
+      error.code === "not_found" || error.code === "invalid_input"
+        ? backendError("resume_failed", id, `thread ${threadId} is not in the store: ${error.message}`, { threadId, cause: error })
+        : withBackendContext(error, id, threadId),
+    );
+  };
+
+  const run = async (transcript: Transcript, request: BackendTurnRequest, signal: AbortSignal | undefined): Promise<Result<BackendTurnResult, KeelError>> => {
+    const threadId = transcript.sessionId;
+    const started = Date.now();
+    const context = transcript.buildContext();
+    if (context.isErr()) return err(withBackendContext(context.error, id, threadId));
+    const history = toModelMessages(context.value);
+    if (history.isErr()) return err(withBackendContext(history.error, id, threadId));
+    const prompt: ModelMessage = { role: "user", content: request.prompt };
+    const timeout = AbortSignal.timeout(request.timeoutMs);
+    const abortSignal = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    let result: GenerateTextResult;
+    try {
+      result = await generateText({
+        model: options.model,
+        messages: [...history.value, prompt],
+        ...(options.system === undefined ? {} : { system: options.system }),
+        ...(options.tools === undefined ? {} : { tools: options.tools }),
+        stopWhen,
+        abortSignal,
+        ...(options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries }),
+        ...(providerOptions === undefined ? {} : { providerOptions }),
+      });
+    } catch (error) {
+      if (signal?.aborted) return err(backendError("aborted", id, "the turn was aborted by the caller", { threadId, cause: error }));
+      if (timeout.aborted) return err(backendError("timeout", id, `the turn ran past ${request.timeoutMs} ms`, { threadId, cause: error }));
+      return err(aiSdkError(error, id, threadId));
+    }
+    if (signal?.aborted) return err(backendError("aborted", id, "the turn was aborted by the caller", { threadId }));
+    const entries = fromModelMessages([prompt, ...responseMessagesOf(result)]);
+    if (entries.isErr()) return err(backendError("corrupt", id, `the AI SDK answered messages Keel cannot store: ${entries.error.message}`, { threadId, cause: entries.error }));
+    const change = modelChange(options.model);
+    const inForce = context.value.model;
+    if (change && (inForce?.provider !== change.provider || inForce.modelId !== change.modelId)) {
+      const appended = await transcript.append({ type: "model_change", ...change });
+      if (appended.isErr()) return err(withBackendContext(appended.error, id, threadId));
+    }
+    for (const entry of entries.value) {
+      const appended = await transcript.append(entry);
+      if (appended.isErr()) return err(withBackendContext(appended.error, id, threadId));
+    }
+    return ok({
+      text: turnText(result),
+      threadId,
+      usage: turnUsage(result.steps),
+      durationMs: Date.now() - started,
+      exitCode: null,
+      fileAccess: fileAccessOf(result.steps, rules),
+      toolCalls: result.steps.reduce((sum, step) => sum + step.toolCalls.length, 0),
+    });
+  };
+
+  // `run` settles every failure it expects as a value; anything else (a host's tool object that
+  // breaks the SDK before the call) is caught here, so `runTurn` never rejects.
+  const settle = (transcript: Transcript, request: BackendTurnRequest, signal: AbortSignal | undefined): ResultAsync<BackendTurnResult, KeelError> =>
+    new ResultAsync(
+      run(transcript, request, signal).catch((error: unknown) => err(aiSdkError(error, id, transcript.sessionId))),
+    );
+
+  return {
+    id,
+    capabilities: { resume: true, skills: "prompt", usage: "full", instructions: "prompt" },
+    runTurn(request: BackendTurnRequest, signal?: AbortSignal): ResultAsync<BackendTurnResult, KeelError> {
+      const valid = validateBackendTurnRequest(request);
+      if (valid.isErr()) return errAsync(withBackendContext(valid.error, id, request?.threadId ?? null));
+      if (signal?.aborted) return errAsync(backendError("aborted", id, "the turn was aborted before it started", { threadId: request.threadId ?? null }));
+      return open(valid.value).andThen((transcript) => settle(transcript, valid.value, signal));
+    },
+  };
+}
