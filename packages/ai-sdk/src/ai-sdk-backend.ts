@@ -5,6 +5,7 @@ import { generateText, stepCountIs, type ModelMessage } from "ai";
 import { err, errAsync, ok, ResultAsync, type Result } from "neverthrow";
 import { AiSdkBackendOptionsSchema, type AiSdkBackendOptions, type AiSdkProviderOptions } from "./ai-sdk-backend-options.js";
 import { aiSdkError } from "./internal/ai-sdk-errors.js";
+import { responseMessagesOf, turnText, type GenerateTextResult } from "./internal/ai-sdk-result.js";
 import { turnUsage } from "./internal/ai-sdk-usage.js";
 import { isRecord } from "./internal/message-parts.js";
 import { fileAccessOf } from "./internal/tool-file-access.js";
@@ -12,14 +13,6 @@ import { fromModelMessages, toModelMessages } from "./model-messages.js";
 
 /** The tool loop's step limit when `stopWhen` is not given. */
 export const DEFAULT_MAX_STEPS = 20;
-
-type GenerateTextResult = Awaited<ReturnType<typeof generateText>>;
-
-/** The messages of every step: `responseMessages` in ai 7, `response.messages` in ai 6 (which in ai 7 holds only the last step's). */
-function responseMessagesOf(result: GenerateTextResult): ModelMessage[] {
-  const all = (result as unknown as { responseMessages?: unknown }).responseMessages;
-  return (Array.isArray(all) ? all : result.response.messages) as ModelMessage[];
-}
 
 /** The model's provider id (`openai.responses`, `anthropic.messages` …), or `undefined` for a gateway id. */
 function providerOf(model: AiSdkBackendOptions["model"]): string | undefined {
@@ -43,11 +36,6 @@ export function callProviderOptions(model: AiSdkBackendOptions["model"], given: 
 function modelChange(model: AiSdkBackendOptions["model"]): { provider: string; modelId: string } | undefined {
   if (!isRecord(model) || typeof model.provider !== "string" || typeof model.modelId !== "string") return undefined;
   return { provider: model.provider, modelId: model.modelId };
-}
-
-function turnText(result: GenerateTextResult): string {
-  const texts = result.steps.map((step) => step.text).filter((text) => text.trim() !== "");
-  return texts.length > 0 ? texts.join("\n\n") : result.text;
 }
 
 /**
