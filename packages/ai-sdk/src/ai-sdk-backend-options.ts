@@ -21,6 +21,21 @@ export interface AiSdkToolFileAccess {
   contentArgument?: string;
 }
 
+/**
+ * When and how a resumed thread is compacted before its turn (Keel's transcript compaction: the
+ * older part summarized by the same model with Keel's summary prompt, the newest kept verbatim).
+ */
+export interface AiSdkCompactionOptions {
+  /** The model's context window, in tokens. */
+  contextWindow: number;
+  /** Compact when the context (estimated) and the prompt leave less than this free; also the summary's budget (default 16,384). */
+  reserveTokens?: number;
+  /** Keep about this many tokens of the newest context verbatim (default 20,000). */
+  keepRecentTokens?: number;
+  /** Extra instructions for the summary (what to keep). */
+  customInstructions?: string;
+}
+
 /** Options of {@link createAiSdkBackend}. */
 export interface AiSdkBackendOptions {
   /** The model every turn calls: a provider's model (`openai("gpt-5")`, `anthropic(…)`) or a gateway id. */
@@ -45,6 +60,11 @@ export interface AiSdkBackendOptions {
   providerOptions?: AiSdkProviderOptions;
   /** Tool name → how it touches files (see {@link AiSdkToolFileAccess}); a tool not named touches none. */
   toolFileAccess?: Readonly<Record<string, AiSdkToolFileAccess>>;
+  /**
+   * Compact a resumed thread before its turn when its context nears `contextWindow` (see
+   * {@link AiSdkCompactionOptions}); without it a thread grows until the provider refuses it.
+   */
+  compaction?: AiSdkCompactionOptions;
   /** The clock of transcript entry timestamps (default the system clock). */
   clock?: Clock;
   /** Where the transcripts' events go. */
@@ -55,6 +75,13 @@ const ToolFileAccessSchema = z.strictObject({
   op: z.union([z.literal("read"), z.literal("write"), z.literal("search")]),
   pathArgument: z.string().min(1),
   contentArgument: z.string().min(1).optional(),
+});
+
+const CompactionSchema = z.strictObject({
+  contextWindow: z.number().int().positive(),
+  reserveTokens: z.number().int().nonnegative().optional(),
+  keepRecentTokens: z.number().int().nonnegative().optional(),
+  customInstructions: z.string().optional(),
 });
 
 const functionValue = (what: string) => z.custom<(...args: never[]) => unknown>((value) => typeof value === "function", `${what} must be a function`);
@@ -76,6 +103,7 @@ export const AiSdkBackendOptionsSchema: z.ZodType<AiSdkBackendOptions> = z.stric
   maxRetries: z.number().int().nonnegative().max(100).optional(),
   providerOptions: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
   toolFileAccess: z.record(z.string().min(1), ToolFileAccessSchema).optional(),
+  compaction: CompactionSchema.optional(),
   clock: z.custom<Clock>((value) => typeof (value as Clock | undefined)?.now === "function", "clock must have now()").optional(),
   events: z.custom<EventBus>((value) => typeof (value as EventBus | undefined)?.emit === "function", "events must be an EventBus").optional(),
 }) as unknown as z.ZodType<AiSdkBackendOptions>;

@@ -1,9 +1,10 @@
 import { backendError, validateBackendTurnRequest, withBackendContext, type Backend, type BackendTurnRequest, type BackendTurnResult } from "@keel/backend";
-import { KeelError, newId, validateOrThrow } from "@keel/core";
-import { openTranscript, type Transcript } from "@keel/transcript";
+import { addUsage, KeelError, newId, validateOrThrow, type Usage } from "@keel/core";
+import { openTranscript, type Transcript, type TranscriptContext, type TranscriptEntryInput } from "@keel/transcript";
 import { generateText, stepCountIs, type ModelMessage } from "ai";
 import { err, errAsync, ok, ResultAsync, type Result } from "neverthrow";
 import { AiSdkBackendOptionsSchema, type AiSdkBackendOptions, type AiSdkProviderOptions } from "./ai-sdk-backend-options.js";
+import { compactThread, needsCompaction } from "./internal/ai-sdk-compaction.js";
 import { aiSdkError } from "./internal/ai-sdk-errors.js";
 import { responseMessagesOf, turnText, type GenerateTextResult } from "./internal/ai-sdk-result.js";
 import { turnUsage } from "./internal/ai-sdk-usage.js";
@@ -57,6 +58,8 @@ function modelChange(model: AiSdkBackendOptions["model"]): { provider: string; m
  *   the store's code. `runTurn` never throws.
  * - With an OpenAI Responses model, `providerOptions.openai.store` is `false` unless set: the
  *   restored history is sent inline.
+ * - With `compaction`, a resumed thread near its context window is compacted first (Keel's
+ *   transcript compaction, summarized by the same model); the summary calls count in the usage.
  *
  * Skills and project instructions reach the model through the prompt (`capabilities.skills` and
  * `instructions` are `prompt`); `request.model`, `env` and `skillPaths` are not used (the model is
@@ -89,21 +92,57 @@ export function createAiSdkBackend(options: AiSdkBackendOptions): Backend {
     );
   };
 
+  const loadHistory = (transcript: Transcript): Result<{ context: TranscriptContext; history: ModelMessage[] }, KeelError> =>
+    transcript
+      .buildContext()
+      .andThen((context) => toModelMessages(context).map((history) => ({ context, history })))
+      .mapErr((error) => withBackendContext(error, id, transcript.sessionId));
+
+  /** Appends a model change (when the model is not the one in force) and the turn's entries, in order. */
+  const appendTurn = async (transcript: Transcript, context: TranscriptContext, entries: readonly TranscriptEntryInput[]): Promise<Result<void, KeelError>> => {
+    const change = modelChange(options.model);
+    const inForce = context.model;
+    const all: TranscriptEntryInput[] = change && (inForce?.provider !== change.provider || inForce.modelId !== change.modelId) ? [{ type: "model_change", ...change }, ...entries] : [...entries];
+    for (const entry of all) {
+      const appended = await transcript.append(entry);
+      if (appended.isErr()) return err(withBackendContext(appended.error, id, transcript.sessionId));
+    }
+    return ok(undefined);
+  };
+
   const run = async (transcript: Transcript, request: BackendTurnRequest, signal: AbortSignal | undefined): Promise<Result<BackendTurnResult, KeelError>> => {
     const threadId = transcript.sessionId;
     const started = Date.now();
-    const context = transcript.buildContext();
-    if (context.isErr()) return err(withBackendContext(context.error, id, threadId));
-    const history = toModelMessages(context.value);
-    if (history.isErr()) return err(withBackendContext(history.error, id, threadId));
     const prompt: ModelMessage = { role: "user", content: request.prompt };
     const timeout = AbortSignal.timeout(request.timeoutMs);
     const abortSignal = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    const interrupted = (cause?: unknown): KeelError | undefined => {
+      if (signal?.aborted) return backendError("aborted", id, "the turn was aborted by the caller", { threadId, cause });
+      if (timeout.aborted) return backendError("timeout", id, `the turn ran past ${request.timeoutMs} ms`, { threadId, cause });
+      return undefined;
+    };
+    let loaded = loadHistory(transcript);
+    if (loaded.isErr()) return err(loaded.error);
+    let compactionUsage: Usage | null = null;
+    if (options.compaction && request.threadId !== undefined && needsCompaction(loaded.value.history, request.prompt, options.compaction)) {
+      const compacted = await compactThread(transcript, options.compaction, {
+        model: options.model,
+        backend: id,
+        abortSignal,
+        ...(options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries }),
+        ...(providerOptions === undefined ? {} : { providerOptions }),
+      });
+      if (compacted.isErr()) return err(interrupted(compacted.error) ?? withBackendContext(compacted.error, id, threadId));
+      compactionUsage = compacted.value;
+      loaded = loadHistory(transcript);
+      if (loaded.isErr()) return err(loaded.error);
+    }
+    const { history, context } = loaded.value;
     let result: GenerateTextResult;
     try {
       result = await generateText({
         model: options.model,
-        messages: [...history.value, prompt],
+        messages: [...history, prompt],
         ...(options.system === undefined ? {} : { system: options.system }),
         ...(options.tools === undefined ? {} : { tools: options.tools }),
         stopWhen,
@@ -112,27 +151,17 @@ export function createAiSdkBackend(options: AiSdkBackendOptions): Backend {
         ...(providerOptions === undefined ? {} : { providerOptions }),
       });
     } catch (error) {
-      if (signal?.aborted) return err(backendError("aborted", id, "the turn was aborted by the caller", { threadId, cause: error }));
-      if (timeout.aborted) return err(backendError("timeout", id, `the turn ran past ${request.timeoutMs} ms`, { threadId, cause: error }));
-      return err(aiSdkError(error, id, threadId));
+      return err(interrupted(error) ?? aiSdkError(error, id, threadId));
     }
     if (signal?.aborted) return err(backendError("aborted", id, "the turn was aborted by the caller", { threadId }));
     const entries = fromModelMessages([prompt, ...responseMessagesOf(result)]);
     if (entries.isErr()) return err(backendError("corrupt", id, `the AI SDK answered messages Keel cannot store: ${entries.error.message}`, { threadId, cause: entries.error }));
-    const change = modelChange(options.model);
-    const inForce = context.value.model;
-    if (change && (inForce?.provider !== change.provider || inForce.modelId !== change.modelId)) {
-      const appended = await transcript.append({ type: "model_change", ...change });
-      if (appended.isErr()) return err(withBackendContext(appended.error, id, threadId));
-    }
-    for (const entry of entries.value) {
-      const appended = await transcript.append(entry);
-      if (appended.isErr()) return err(withBackendContext(appended.error, id, threadId));
-    }
+    const appended = await appendTurn(transcript, context, entries.value);
+    if (appended.isErr()) return err(appended.error);
     return ok({
       text: turnText(result),
       threadId,
-      usage: turnUsage(result.steps),
+      usage: compactionUsage ? addUsage(compactionUsage, turnUsage(result.steps)) : turnUsage(result.steps),
       durationMs: Date.now() - started,
       exitCode: null,
       fileAccess: fileAccessOf(result.steps, rules),
