@@ -169,6 +169,21 @@ describe("createAiSdkBackend", () => {
     expect(timedOut.details.threadId).toMatch(/\S/);
   });
 
+  it("lets one of two concurrent turns on a thread win; the other is io_failed (conflict) and writes nothing", async () => {
+    const provider = await fakeProvider([{ text: "first" }, { text: "a", delayMs: 50 }, { text: "b", delayMs: 50 }]);
+    const store = createMemoryStore();
+    const backend = createAiSdkBackend({ model: chat(provider), store, maxRetries: 0 });
+    const cwd = dirs.dir();
+    const threadId = (await backend.runTurn({ prompt: "one", cwd, timeoutMs: 30_000 }))._unsafeUnwrap().threadId!;
+    const results = await Promise.all([backend.runTurn({ prompt: "two", cwd, timeoutMs: 30_000, threadId }), backend.runTurn({ prompt: "three", cwd, timeoutMs: 30_000, threadId })]);
+    expect(results.filter((result) => result.isOk())).toHaveLength(1);
+    const failed = results.find((result) => result.isErr())!._unsafeUnwrapErr();
+    expect(failed.code).toBe("io_failed");
+    expect(failed.details).toMatchObject({ storeCode: "conflict", threadId });
+    const transcript = (await openTranscript({ store, sessionId: threadId, create: false }))._unsafeUnwrap();
+    expect(transcript.buildContext()._unsafeUnwrap().messages).toHaveLength(4);
+  });
+
   it("answers a thread the store does not hold with resume_failed", async () => {
     const provider = await fakeProvider();
     const backend = createAiSdkBackend({ model: chat(provider), store: createMemoryStore() });

@@ -1,4 +1,4 @@
-import { backendError, validateBackendTurnRequest, withBackendContext, type Backend, type BackendTurnRequest, type BackendTurnResult } from "@keel/backend";
+import { BACKEND_ERROR_CODES, backendError, validateBackendTurnRequest, withBackendContext, type Backend, type BackendTurnRequest, type BackendTurnResult } from "@keel/backend";
 import { addUsage, KeelError, newId, validateOrThrow, type Usage } from "@keel/core";
 import { openTranscript, type Transcript, type TranscriptContext, type TranscriptEntryInput } from "@keel/transcript";
 import { generateText, stepCountIs, type ModelMessage } from "ai";
@@ -55,7 +55,7 @@ function modelChange(model: AiSdkBackendOptions["model"]): { provider: string; m
  * - Errors: a thread the store does not hold is `resume_failed`; a provider error
  *   (`APICallError`) is `backend_failed`, retryable for 408, 429 and 5xx (529 included) or when the
  *   SDK says so; the caller's signal is `aborted`, `timeoutMs` is `timeout`; a store failure keeps
- *   the store's code. `runTurn` never throws.
+ *   the store's code, or `io_failed` (`details.storeCode`) for a code of its own. `runTurn` never throws.
  * - With an OpenAI Responses model, `providerOptions.openai.store` is `false` unless set: the
  *   restored history is sent inline.
  * - With `compaction`, a resumed thread near its context window is compacted first (Keel's
@@ -82,13 +82,23 @@ export function createAiSdkBackend(options: AiSdkBackendOptions): Backend {
   const providerOptions = callProviderOptions(options.model, options.providerOptions);
   const transcriptOptions = { store: options.store, ...(options.clock ? { clock: options.clock } : {}), ...(options.events ? { events: options.events } : {}) };
 
+  /**
+   * A transcript failure as a backend error: codes of the Backend port kept, a store's own codes
+   * (`conflict`: another turn wrote the thread first, `lease_lost`, …) as `io_failed` with
+   * `details.storeCode` and the store's `retryable`.
+   */
+  const storeFailure = (error: KeelError, threadId: string | null): KeelError =>
+    (BACKEND_ERROR_CODES as readonly string[]).includes(error.code)
+      ? withBackendContext(error, id, threadId)
+      : backendError("io_failed", id, `the thread's store failed: ${error.message}`, { threadId, retryable: error.retryable, cause: error, extra: { storeCode: error.code } });
+
   const open = (request: BackendTurnRequest): ResultAsync<Transcript, KeelError> => {
-    if (request.threadId === undefined) return openTranscript({ ...transcriptOptions, sessionId: newId() }).mapErr((error) => withBackendContext(error, id, null));
+    if (request.threadId === undefined) return openTranscript({ ...transcriptOptions, sessionId: newId() }).mapErr((error) => storeFailure(error, null));
     const threadId = request.threadId;
     return openTranscript({ ...transcriptOptions, sessionId: threadId, create: false }).mapErr((error) =>
       error.code === "not_found" || error.code === "invalid_input"
         ? backendError("resume_failed", id, `thread ${threadId} is not in the store: ${error.message}`, { threadId, cause: error })
-        : withBackendContext(error, id, threadId),
+        : storeFailure(error, threadId),
     );
   };
 
@@ -96,7 +106,7 @@ export function createAiSdkBackend(options: AiSdkBackendOptions): Backend {
     transcript
       .buildContext()
       .andThen((context) => toModelMessages(context).map((history) => ({ context, history })))
-      .mapErr((error) => withBackendContext(error, id, transcript.sessionId));
+      .mapErr((error) => storeFailure(error, transcript.sessionId));
 
   /** Appends a model change (when the model is not the one in force) and the turn's entries, in order. */
   const appendTurn = async (transcript: Transcript, context: TranscriptContext, entries: readonly TranscriptEntryInput[]): Promise<Result<void, KeelError>> => {
@@ -105,7 +115,7 @@ export function createAiSdkBackend(options: AiSdkBackendOptions): Backend {
     const all: TranscriptEntryInput[] = change && (inForce?.provider !== change.provider || inForce.modelId !== change.modelId) ? [{ type: "model_change", ...change }, ...entries] : [...entries];
     for (const entry of all) {
       const appended = await transcript.append(entry);
-      if (appended.isErr()) return err(withBackendContext(appended.error, id, transcript.sessionId));
+      if (appended.isErr()) return err(storeFailure(appended.error, transcript.sessionId));
     }
     return ok(undefined);
   };
@@ -132,7 +142,7 @@ export function createAiSdkBackend(options: AiSdkBackendOptions): Backend {
         ...(options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries }),
         ...(providerOptions === undefined ? {} : { providerOptions }),
       });
-      if (compacted.isErr()) return err(interrupted(compacted.error) ?? withBackendContext(compacted.error, id, threadId));
+      if (compacted.isErr()) return err(interrupted(compacted.error) ?? storeFailure(compacted.error, threadId));
       compactionUsage = compacted.value;
       loaded = loadHistory(transcript);
       if (loaded.isErr()) return err(loaded.error);

@@ -164,6 +164,15 @@ describe("fromModelMessages / toModelMessages", () => {
     for (const message of back) expect(modelMessageSchema.safeParse(message).success).toBe(true);
   });
 
+  it("sends a result the host excluded from the context as the context's placeholder text", () => {
+    const stored = unwrapOrThrow(
+      fromModelMessages([{ role: "tool", content: [{ type: "tool-result", toolCallId: "c", toolName: "read", output: { type: "json", value: { big: true } } }] }]),
+    ).map((entry) => ({ ...(entry as { message: Record<string, unknown> }).message, excludeFromContext: true, content: [{ type: "text", text: "[output excluded from context]" }] }));
+    expect(unwrapOrThrow(toModelMessages(stored as never))).toEqual([
+      { role: "tool", content: [{ type: "tool-result", toolCallId: "c", toolName: "read", output: { type: "text", value: "[output excluded from context]" } }] },
+    ]);
+  });
+
   it("answers bad input with invalid_input", () => {
     expect(fromModelMessages([{ role: "robot", content: "x" }] as never)._unsafeUnwrapErr().code).toBe("invalid_input");
     expect(fromModelMessages([{ role: "user", content: "x", aiSdk: 1 }] as never)._unsafeUnwrapErr().code).toBe("invalid_input");

@@ -190,9 +190,11 @@ function contentToOutput(message: JsonRecord, marker: Marker): JsonRecord {
   const blocks = Array.isArray(message.content) ? message.content : [];
   const isError = message.isError === true;
   const text = textOf(blocks);
+  // Output the host excluded from the context is sent as the placeholder text the context holds.
+  if (message.excludeFromContext === true) return { type: isError ? "error-text" : "text", value: text };
   if (isRecord(marker.output)) return marker.output;
   const declared = typeof marker.output === "string" ? marker.output : undefined;
-  if (message.excludeFromContext !== true) {
+  {
     if (declared === "json" || declared === "error-json") {
       try {
         return { type: declared, value: JSON.parse(text) as unknown };
@@ -218,7 +220,7 @@ function contentToOutput(message: JsonRecord, marker: Marker): JsonRecord {
 
 function toolResultFromPi(message: JsonRecord): JsonRecord {
   const marker = markerOf(message);
-  if (isRecord(marker.part)) return marker.part;
+  if (isRecord(marker.part)) return message.excludeFromContext === true ? { ...marker.part, output: contentToOutput(message, {}) } : marker.part;
   const out: JsonRecord = {};
   for (const [key, value] of Object.entries(message)) {
     if (key === "role") out.type = "tool-result";
