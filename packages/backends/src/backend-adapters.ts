@@ -4,14 +4,17 @@ import { errAsync, okAsync, ResultAsync } from "neverthrow";
 import { z } from "zod";
 import type { BackendAdapterInfo } from "./kit/index.js";
 
-/** Subpaths of this package that are not adapters. */
-const NOT_ADAPTERS = new Set([".", "./kit", "./scripted", "./package.json", "./internal/*"]);
+/**
+ * Subpaths of this package that are not adapters. `./claude-agent-sdk` is a backend over an
+ * in-process SDK the host installs and passes in, not a command `keel doctor` can find and probe.
+ */
+const NOT_ADAPTERS = new Set([".", "./kit", "./scripted", "./claude-agent-sdk", "./package.json", "./internal/*"]);
 
 let adapterIds: readonly string[] | undefined;
 
 /**
  * The ids of the adapters of `@keel/backends`, read from its own `exports` map: every subpath but
- * the root, `./kit` and `./scripted` is an adapter folder exporting `adapterInfo`. Adding an
+ * the root, `./kit`, `./scripted` and `./claude-agent-sdk` is an adapter folder exporting `adapterInfo`. Adding an
  * adapter is one folder and one `exports` entry; nothing else lists them. Synchronous, and no
  * adapter is loaded (for schemas and help texts).
  */

@@ -1,0 +1,341 @@
+import { performance } from "node:perf_hooks";
+import {
+  backendError,
+  validateBackendTurnRequest,
+  withBackendContext,
+  type Backend,
+  type BackendCapabilities,
+  type BackendTurnRequest,
+  type BackendTurnResult,
+} from "@keel/backend";
+import { KeelError, validateOrThrow } from "@keel/core";
+import { err, errAsync, ResultAsync, type Result } from "neverthrow";
+import { z } from "zod";
+import { createBoundedCapture } from "../internal/bounded-capture.js";
+import { asRecord, createClaudeStyleParser, stageSkillLinks, withPlainEnv, type StagedSkills } from "../kit/index.js";
+import { loadClaudeAgentSdkQuery } from "./claude-agent-sdk-loader.js";
+import { CLAUDE_AGENT_SDK_ID, claudeAgentSdkTurnCost, decideClaudeAgentSdkOutcome } from "./claude-agent-sdk-outcome.js";
+import type {
+  ClaudeAgentSdkPermissionMode,
+  ClaudeAgentSdkQuery,
+  ClaudeAgentSdkQueryHandle,
+  ClaudeAgentSdkQueryOptions,
+  ClaudeAgentSdkSettingSource,
+  ClaudeAgentSdkSystemPrompt,
+} from "./claude-agent-sdk-types.js";
+
+/** Options of {@link createClaudeAgentSdkBackend}. */
+export interface ClaudeAgentSdkBackendOptions {
+  /**
+   * The SDK's `query` (from `@anthropic-ai/claude-agent-sdk`, or a stand-in in tests). When
+   * absent, the package is imported on the first turn; not installed, every turn is `unavailable`.
+   */
+  query?: ClaudeAgentSdkQuery;
+  /** Model when the request names none (otherwise Claude Code's default). */
+  model?: string;
+  /**
+   * Permission mode (default `bypassPermissions`, with the SDK's `allowDangerouslySkipPermissions`:
+   * a headless turn cannot answer prompts; pin `cwd` and sandbox the host instead). As root, the
+   * adapter then sets `IS_SANDBOX=1` unless the environment sets it, as Claude Code requires.
+   */
+  permissionMode?: ClaudeAgentSdkPermissionMode;
+  /** Tools allowed without asking (the SDK's `allowedTools`). */
+  allowedTools?: readonly string[];
+  /** Tools removed from the model's context (the SDK's `disallowedTools`). */
+  disallowedTools?: readonly string[];
+  /** System prompt: a string, or the `claude_code` preset with `append` (the SDK's `systemPrompt`). */
+  systemPrompt?: ClaudeAgentSdkSystemPrompt;
+  /**
+   * Filesystem settings Claude Code loads (the SDK's `settingSources`; absent: all of them, as the
+   * CLI does). Without `project`, Claude Code reads no `CLAUDE.md` and no skills of the staged
+   * directory: `capabilities.instructions` and `capabilities.skills` are then `prompt`.
+   */
+  settingSources?: readonly ClaudeAgentSdkSettingSource[];
+  /** Most model round trips per turn (the SDK's `maxTurns`). */
+  maxTurns?: number;
+  /**
+   * Resume a thread as a fork (the SDK's `forkSession`): the turn continues the old history under a
+   * new session id, which is the `threadId` it returns; the old session stays as it was.
+   */
+  forkSession?: boolean;
+  /** A Claude Code executable instead of the SDK's bundled one (`pathToClaudeCodeExecutable`). */
+  pathToClaudeCodeExecutable?: string;
+  /** Environment added to every turn, over `process.env` unless `inheritEnv` is false. */
+  env?: Readonly<Record<string, string>>;
+  /**
+   * Whether the child inherits `process.env` (default true). The SDK's `env` replaces the whole
+   * environment, so the adapter always passes the merged one: `PATH` and `HOME` stay.
+   */
+  inheritEnv?: boolean;
+  /** After an abort or a timeout, how long to wait for the query to end before giving up on it (default 5000 ms). */
+  killGraceMs?: number;
+  /** stderr of Claude Code kept for error messages (default 64 KiB). */
+  maxStderrBytes?: number;
+}
+
+const name = z
+  .string()
+  .min(1)
+  .max(256)
+  .refine((value) => !value.includes("\0"), { message: "must not contain NUL" });
+
+const OptionsSchema = z.strictObject({
+  query: z.custom<ClaudeAgentSdkQuery>((value) => typeof value === "function", { message: "must be the SDK's query function" }).optional(),
+  model: name.refine((value) => !value.startsWith("-"), { message: "must not start with '-'" }).optional(),
+  permissionMode: z.enum(["default", "acceptEdits", "bypassPermissions", "plan", "dontAsk", "auto"]).optional(),
+  allowedTools: z.array(name).optional(),
+  disallowedTools: z.array(name).optional(),
+  systemPrompt: z
+    .union([
+      z.string().refine((value) => !value.includes("\0"), { message: "must not contain NUL" }),
+      z.strictObject({ type: z.literal("preset"), preset: z.literal("claude_code"), append: z.string().optional() }),
+    ])
+    .optional(),
+  settingSources: z.array(z.enum(["user", "project", "local"])).optional(),
+  maxTurns: z.number().int().positive().max(10_000).optional(),
+  forkSession: z.boolean().optional(),
+  pathToClaudeCodeExecutable: name.max(4096).optional(),
+  env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { message: "environment variable names are letters, digits and '_'" }), z.string()).optional(),
+  inheritEnv: z.boolean().optional(),
+  killGraceMs: z.number().int().nonnegative().max(60_000).optional(),
+  maxStderrBytes: z.number().int().min(1024).optional(),
+});
+
+/** Whether this process runs as root (uid 0); `false` where there are no uids. */
+function runsAsRoot(): boolean {
+  return typeof process.getuid === "function" && process.getuid() === 0;
+}
+
+function processEnvironment(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value;
+  return env;
+}
+
+// A message the SDK yields goes to the kit's Claude-style parser as the stream-json line it
+// was: the SDK relays Claude Code's own stream, and one parser reads both. A value that is not
+// a JSON object stays one (`undefined` becomes a non-JSON line), so the parser counts it as garbage.
+function asLine(message: unknown): string {
+  try {
+    return JSON.stringify(message) ?? String(message);
+  } catch {
+    return String(message);
+  }
+}
+
+/**
+ * The capabilities of a backend made with `options`. Claude Code reads `CLAUDE.md`, and the skills
+ * of the directories it is given, only with the `project` setting source (seen with 0.3.336): with
+ * it (or with all sources, the default) skills and instructions are `native`, without it both are
+ * `prompt` — the host puts them into the prompt.
+ */
+export function claudeAgentSdkCapabilities(options: Pick<ClaudeAgentSdkBackendOptions, "settingSources"> = {}): BackendCapabilities {
+  const loadsProject = options.settingSources === undefined || options.settingSources.includes("project");
+  const delivery = loadsProject ? "native" : "prompt";
+  return Object.freeze({ resume: true, skills: delivery, usage: "full", instructions: delivery });
+}
+
+/**
+ * A Backend over the Claude Agent SDK's `query()` (`@anthropic-ai/claude-agent-sdk`, a peer the
+ * host installs): each turn is one `query()` with the prompt, in the request's `cwd`, resumed with
+ * `resume: <threadId>` (and `forkSession` when the backend forks). The thread id is the
+ * `session_id` of the SDK's `system/init` message; usage is the turn's `result.usage`, never the
+ * running `modelUsage`/`total_cost_usd` of a resumed session; file accesses come from the tool
+ * calls (`Read`, `Edit`, `Write`, `Grep`, `Glob`, `Bash` …, read as for Claude Code).
+ *
+ * Skills are `native` when Claude Code loads project settings (the default, or `settingSources`
+ * with `project`): linked into a temporary `<dir>/.claude/skills/` passed as an additional
+ * directory; otherwise `prompt`. Errors: a gone session is `resume_failed`; a provider error is `backend_failed`,
+ * retryable for 429, 5xx and 529; the SDK's throw after an error result never replaces that
+ * result; `timeout` and `aborted` abort the SDK's controller and close the query, which ends its
+ * child process. Throws `invalid_input` (a `KeelError`) at once for bad options.
+ *
+ * @example
+ * ```ts
+ * import { query } from "@anthropic-ai/claude-agent-sdk";
+ * const claude = createClaudeAgentSdkBackend({ query, settingSources: ["project"] });
+ * const turn = await claude.runTurn({ prompt: "Summarize README.md", cwd: "/work/repo", timeoutMs: 600_000 });
+ * ```
+ */
+export function createClaudeAgentSdkBackend(options: ClaudeAgentSdkBackendOptions = {}): Backend {
+  const settings = validateOrThrow(OptionsSchema, withPlainEnv(options), "claude-agent-sdk backend options") as ClaudeAgentSdkBackendOptions;
+  const capabilities = claudeAgentSdkCapabilities(settings);
+  let loading: Promise<ClaudeAgentSdkQuery> | undefined;
+  const loadQuery = (): Promise<ClaudeAgentSdkQuery> => {
+    if (settings.query) return Promise.resolve(settings.query);
+    // A failed load is not kept: the host may install the SDK and try again.
+    loading ??= loadClaudeAgentSdkQuery().catch((error: unknown) => {
+      loading = undefined;
+      throw error;
+    });
+    return loading;
+  };
+
+  const runTurn = (input: BackendTurnRequest, signal?: AbortSignal): ResultAsync<BackendTurnResult, KeelError> => {
+    const valid = validateBackendTurnRequest(input);
+    if (valid.isErr()) return errAsync(withBackendContext(valid.error, CLAUDE_AGENT_SDK_ID, null));
+    const request = valid.value;
+    if (signal?.aborted) return errAsync(backendError("aborted", CLAUDE_AGENT_SDK_ID, `${CLAUDE_AGENT_SDK_ID} turn was aborted before it started`));
+    const run = ResultAsync.fromThrowable(
+      () => runSdkTurn(request, settings, capabilities, loadQuery, signal),
+      (cause) =>
+        KeelError.is(cause)
+          ? withBackendContext(cause, CLAUDE_AGENT_SDK_ID, request.threadId ?? null)
+          : backendError("backend_failed", CLAUDE_AGENT_SDK_ID, `${CLAUDE_AGENT_SDK_ID} failed: ${String(cause)}`, { threadId: request.threadId ?? null, cause }),
+    );
+    return run().andThen((result) => result);
+  };
+
+  return Object.freeze({ id: CLAUDE_AGENT_SDK_ID, capabilities, runTurn });
+}
+
+async function runSdkTurn(
+  request: BackendTurnRequest,
+  settings: ClaudeAgentSdkBackendOptions,
+  capabilities: BackendCapabilities,
+  loadQuery: () => Promise<ClaudeAgentSdkQuery>,
+  signal: AbortSignal | undefined,
+): Promise<Result<BackendTurnResult, KeelError>> {
+  const started = performance.now();
+  const query = await loadQuery();
+  // `prompt` delivery: the host put the skills into the prompt; the paths are not for the SDK.
+  const skillPaths = capabilities.skills === "native" ? (request.skillPaths ?? []) : [];
+  let staged: StagedSkills | undefined;
+  if (skillPaths.length > 0) {
+    const stagedResult = await stageSkillLinks(CLAUDE_AGENT_SDK_ID, skillPaths, ".claude/skills");
+    if (stagedResult.isErr()) return err(withBackendContext(stagedResult.error, CLAUDE_AGENT_SDK_ID, request.threadId ?? null));
+    staged = stagedResult.value;
+  }
+  try {
+    return await queryTurn(query, request, settings, signal, staged?.dir, started);
+  } finally {
+    await staged?.cleanup().catch(() => undefined);
+  }
+}
+
+function queryOptions(
+  request: BackendTurnRequest,
+  settings: ClaudeAgentSdkBackendOptions,
+  controller: AbortController,
+  onStderr: (data: string) => void,
+  skillDir: string | undefined,
+): ClaudeAgentSdkQueryOptions {
+  const permissionMode = settings.permissionMode ?? "bypassPermissions";
+  const env: Record<string, string> = { ...(settings.inheritEnv === false ? {} : processEnvironment()), ...settings.env, ...request.env };
+  // As root, Claude Code refuses bypassPermissions unless it is told it runs in a sandbox.
+  if (permissionMode === "bypassPermissions" && runsAsRoot() && env.IS_SANDBOX === undefined) env.IS_SANDBOX = "1";
+  const model = request.model ?? settings.model;
+  const resume = request.threadId;
+  return {
+    cwd: request.cwd,
+    env,
+    abortController: controller,
+    stderr: onStderr,
+    permissionMode,
+    ...(permissionMode === "bypassPermissions" ? { allowDangerouslySkipPermissions: true } : {}),
+    ...(model === undefined ? {} : { model }),
+    ...(resume === undefined ? {} : { resume, ...(settings.forkSession ? { forkSession: true } : {}) }),
+    ...(settings.allowedTools ? { allowedTools: [...settings.allowedTools] } : {}),
+    ...(settings.disallowedTools ? { disallowedTools: [...settings.disallowedTools] } : {}),
+    ...(settings.systemPrompt === undefined ? {} : { systemPrompt: settings.systemPrompt }),
+    ...(settings.settingSources ? { settingSources: [...settings.settingSources] } : {}),
+    ...(settings.maxTurns === undefined ? {} : { maxTurns: settings.maxTurns }),
+    ...(settings.pathToClaudeCodeExecutable === undefined ? {} : { pathToClaudeCodeExecutable: settings.pathToClaudeCodeExecutable }),
+    ...(skillDir === undefined ? {} : { additionalDirectories: [skillDir] }),
+  };
+}
+
+async function queryTurn(
+  query: ClaudeAgentSdkQuery,
+  request: BackendTurnRequest,
+  settings: ClaudeAgentSdkBackendOptions,
+  signal: AbortSignal | undefined,
+  skillDir: string | undefined,
+  started: number,
+): Promise<Result<BackendTurnResult, KeelError>> {
+  const resumeThreadId = request.threadId ?? null;
+  const resumeState = resumeThreadId === null ? null : (request.resumeState ?? null);
+  const parser = createClaudeStyleParser(CLAUDE_AGENT_SDK_ID);
+  const stderr = createBoundedCapture(settings.maxStderrBytes ?? 64 * 1024);
+  const controller = new AbortController();
+  let handle: ClaudeAgentSdkQueryHandle | undefined;
+  let stop: "timeout" | "aborted" | null = null;
+  let stopped: () => void = () => undefined;
+  const stopping = new Promise<void>((resolve) => {
+    stopped = resolve;
+  });
+  const halt = (reason: "timeout" | "aborted") => {
+    if (stop !== null) return;
+    stop = reason;
+    controller.abort();
+    try {
+      handle?.close?.();
+    } catch {
+      // closing a query that already ended
+    }
+    stopped();
+  };
+  const timer = setTimeout(() => halt("timeout"), request.timeoutMs);
+  const onAbort = () => halt("aborted");
+  signal?.addEventListener("abort", onAbort, { once: true });
+
+  let result: Record<string, unknown> | undefined;
+  let thrown: unknown;
+  let totalCostUsd: number | undefined;
+  const consume = (async () => {
+    try {
+      handle = query({ prompt: request.prompt, options: queryOptions(request, settings, controller, (data) => stderr.push(Buffer.from(data)), skillDir) });
+      for await (const message of handle) {
+        const record = asRecord(message);
+        if (record?.type === "result") {
+          result = record;
+          const total = record.total_cost_usd;
+          if (typeof total === "number" && Number.isFinite(total) && total >= 0) totalCostUsd = total;
+          // The parser reads the cost from `total_cost_usd`: give it this turn's own.
+          const { total_cost_usd: _running, ...rest } = record;
+          const cost = claudeAgentSdkTurnCost(record, resumeThreadId !== null, resumeState);
+          parser.push(asLine(cost === null ? rest : { ...rest, total_cost_usd: cost }));
+        } else {
+          parser.push(asLine(message));
+        }
+      }
+    } catch (error) {
+      thrown = error;
+    }
+  })();
+  try {
+    await Promise.race([consume, stopping]);
+    if (stop !== null) {
+      // Stopped: the SDK ends its child on abort (about 2 s at 0.3.336); wait for it, not forever.
+      const grace = settings.killGraceMs ?? 5000;
+      let graceTimer: NodeJS.Timeout | undefined;
+      await Promise.race([consume, new Promise<void>((resolve) => (graceTimer = setTimeout(resolve, grace)))]);
+      clearTimeout(graceTimer);
+    }
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener("abort", onAbort);
+  }
+  const decided = decideClaudeAgentSdkOutcome({
+    findings: parser.findings(),
+    result,
+    thrown,
+    stop,
+    resumeThreadId,
+    stderr: stderr.text(),
+    timeoutMs: request.timeoutMs,
+  });
+  const durationMs = Math.round(performance.now() - started);
+  return decided.map(
+    (parsed): BackendTurnResult => ({
+      text: parsed.text,
+      threadId: parsed.threadId,
+      usage: parsed.usage,
+      durationMs,
+      exitCode: null,
+      fileAccess: parsed.fileAccess,
+      toolCalls: parsed.toolCalls,
+      ...(totalCostUsd === undefined ? {} : { resumeState: { totalCostUsd } }),
+    }),
+  );
+}

@@ -1,0 +1,81 @@
+// The part of `@anthropic-ai/claude-agent-sdk` this adapter uses, described structurally. The SDK
+// is a peer the host installs (it carries a ~400 MiB native binary): the emitted declarations must
+// not name it, or a user without it could not type-check against `@keel/backends`. Names and
+// shapes were checked against its `sdk.d.ts` at 0.3.336; the SDK's own `query` is assignable to
+// `ClaudeAgentSdkQuery`.
+
+/** Permission modes of the SDK's `Options.permissionMode` (its `PermissionMode`). */
+export type ClaudeAgentSdkPermissionMode = "default" | "acceptEdits" | "bypassPermissions" | "plan" | "dontAsk" | "auto";
+
+/** Filesystem settings the SDK may load (its `SettingSource`); `project` is what loads `CLAUDE.md`. */
+export type ClaudeAgentSdkSettingSource = "user" | "project" | "local";
+
+/**
+ * The SDK's `Options.systemPrompt`, in the forms this adapter passes on: a string replaces the
+ * Claude Code prompt (the SDK's own short agent prompt stays in front of it); the `claude_code`
+ * preset keeps Claude Code's prompt and can `append` to it.
+ */
+export type ClaudeAgentSdkSystemPrompt = string | { type: "preset"; preset: "claude_code"; append?: string };
+
+/** The options of `query()` this adapter sets (a subset of the SDK's `Options`, same names). */
+export interface ClaudeAgentSdkQueryOptions {
+  /** Working directory of the session. */
+  cwd: string;
+  /** Model id. */
+  model?: string;
+  /** Session to resume. */
+  resume?: string;
+  /** With `resume`: continue under a new session id, the old history kept. */
+  forkSession?: boolean;
+  /** Tools allowed without asking. */
+  allowedTools?: string[];
+  /** Tools removed from the model's context. */
+  disallowedTools?: string[];
+  /** Permission mode. */
+  permissionMode?: ClaudeAgentSdkPermissionMode;
+  /** Required by the SDK with `bypassPermissions`. */
+  allowDangerouslySkipPermissions?: boolean;
+  /** System prompt. */
+  systemPrompt?: ClaudeAgentSdkSystemPrompt;
+  /** Filesystem settings to load (`[]`: none). */
+  settingSources?: ClaudeAgentSdkSettingSource[];
+  /** Directories the agent may use besides `cwd` (skills staged under `.claude/skills` there are found). */
+  additionalDirectories?: string[];
+  /** Most agentic turns (model round trips) in the query. */
+  maxTurns?: number;
+  /** The Claude Code executable to run instead of the SDK's bundled one. */
+  pathToClaudeCodeExecutable?: string;
+  /** The child's WHOLE environment: the SDK does not merge it with `process.env`. */
+  env: Record<string, string | undefined>;
+  /** Aborting it stops the query and ends the child process. */
+  abortController: AbortController;
+  /** Receives the child's stderr. */
+  stderr: (data: string) => void;
+}
+
+/**
+ * What `query()` returns, as far as this adapter uses it: an async iterable of messages (read
+ * loosely: the SDK's `SDKMessage` union has about 40 members and grows) that can be closed.
+ */
+export interface ClaudeAgentSdkQueryHandle extends AsyncIterable<unknown> {
+  /** Ends the query and its child process at once (the SDK's `Query.close()`). */
+  close?(): void;
+}
+
+/**
+ * The SDK's `query` function, as this adapter calls it: pass `query` from
+ * `@anthropic-ai/claude-agent-sdk` (it is assignable), or a scripted stand-in in tests.
+ *
+ * @example
+ * ```ts
+ * import { query } from "@anthropic-ai/claude-agent-sdk";
+ * const backend = createClaudeAgentSdkBackend({ query });
+ * ```
+ */
+export type ClaudeAgentSdkQuery = (params: { prompt: string; options: ClaudeAgentSdkQueryOptions }) => ClaudeAgentSdkQueryHandle;
+
+/** What this adapter imports from `@anthropic-ai/claude-agent-sdk` when no `query` is injected. */
+export interface ClaudeAgentSdkModule {
+  /** The SDK's `query`. */
+  query: ClaudeAgentSdkQuery;
+}
