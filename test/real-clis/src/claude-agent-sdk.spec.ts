@@ -1,0 +1,183 @@
+// The Claude Agent SDK backend (`@keel/backends/claude-agent-sdk`) over the REAL SDK, pinned in
+// package.json, offline against the fake provider: @keel/testkit's backend conformance suite
+// (the scenarios become prompts the provider answers by), then what only a real run shows — the
+// provider's own errors, a resumed and a forked request carrying the earlier messages.
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { createClaudeAgentSdkBackend, type ClaudeAgentSdkBackendOptions, type ClaudeAgentSdkModule } from "@keel/backends/claude-agent-sdk";
+import { describeBackendConformance, type BackendConformanceScenario } from "@keel/testkit/backend";
+import { fakeProviderSetup, startFakeProvider, type FakeProvider, type FakeProviderRequest, type FakeReply } from "@keel/testkit/provider";
+import { afterEach, describe, expect, it } from "vitest";
+import { createCliSandbox, type CliSandbox } from "./cli-sandbox.js";
+
+/** The version of shared/research/agent-sdks.md, pinned in package.json. */
+const SDK_VERSION = "0.3.336";
+const SDK_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "node_modules", "@anthropic-ai", "claude-agent-sdk");
+const MARKER = "KEEL_REAL_CLI_RUN";
+const MODEL = "claude-sonnet-4-5";
+/** What every plain reply bills (the SDK prices it at claude-sonnet-4-5's list price). */
+const USAGE = { inputUncached: 1000, cacheRead: 200, cacheWrite: 40, output: 100 };
+
+// Loaded from this package's node_modules by path: the SDK is not a workspace dependency (and
+// the type-check must pass where it is not installed), so it is typed by the adapter's own types.
+async function loadSdk(): Promise<ClaudeAgentSdkModule> {
+  return (await import(pathToFileURL(join(SDK_DIR, "sdk.mjs")).href)) as ClaudeAgentSdkModule;
+}
+
+async function markedPids(value: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const environ = await readFile(`/proc/${entry}/environ`, "latin1").catch(() => "");
+    if (environ.split("\0").includes(`${MARKER}=${value}`)) pids.push(Number(entry));
+  }
+  return pids;
+}
+
+interface Harness {
+  provider: FakeProvider;
+  sandbox: CliSandbox;
+  create(options?: ClaudeAgentSdkBackendOptions): ReturnType<typeof createClaudeAgentSdkBackend>;
+  close(): Promise<void>;
+}
+
+/** The fake provider's answer to a turn call, by the scenario named in the conversation. */
+function reply(request: FakeProviderRequest, cwd: string): FakeReply {
+  const scenario = /KEEL-PLAY:(\w+)/.exec(request.text)?.[1] as BackendConformanceScenario | "provider_400" | "provider_429" | "provider_500" | undefined;
+  switch (scenario) {
+    case "hang":
+      return { hang: true };
+    case "transient_error":
+      return { error: { status: 529, message: "fake-busy-5291" } };
+    case "in_band_error":
+    case "provider_400":
+      return { error: { status: 400, message: "fake-bad-request-7731" } };
+    case "provider_429":
+      return { error: { status: 429, message: "fake-slow-down-4291" } };
+    case "provider_500":
+      return { error: { status: 500, message: "fake-boom-5001" } };
+    case "tool_read":
+      // The README's content in the conversation means the Read ran: answer it.
+      if (!request.text.includes("lighthouse-42")) return { toolCalls: [{ name: "Read", arguments: { file_path: join(cwd, "README.md") } }], usage: USAGE };
+      return { text: "The README names lighthouse-42.", usage: USAGE };
+    default:
+      return { text: "A one-sentence summary.", usage: USAGE };
+  }
+}
+
+async function startHarness(): Promise<Harness> {
+  const sdk = await loadSdk();
+  let cwd = "";
+  const provider = (await startFakeProvider({ respond: (request) => reply(request, cwd) }))._unsafeUnwrap();
+  const sandbox = await createCliSandbox("claude-code", provider);
+  cwd = sandbox.cwd;
+  // The Claude Code setup: ANTHROPIC_BASE_URL, nonessential traffic, telemetry and retries off.
+  const setup = fakeProviderSetup("claude-code", provider, sandbox, sandbox.env);
+  return {
+    provider,
+    sandbox,
+    create: (options = {}) =>
+      createClaudeAgentSdkBackend({ query: sdk.query, inheritEnv: false, env: setup.env, model: MODEL, settingSources: [], ...options }),
+    async close() {
+      await provider.close();
+      await sandbox.cleanup();
+      // No turn may try an outside host (the refusing proxy records each attempt).
+      const outside = provider.failures.filter((failure) => failure.kind === "outside_host");
+      if (outside.length > 0) throw new Error(`the SDK tried to reach an outside host: ${outside.map((failure) => `${failure.method} ${failure.target}`).join(", ")}`);
+    },
+  };
+}
+
+describe("@anthropic-ai/claude-agent-sdk", () => {
+  it(`is installed at ${SDK_VERSION}, with its platform binary`, async () => {
+    const manifest = JSON.parse(await readFile(join(SDK_DIR, "package.json"), "utf8")) as { version: string };
+    expect(manifest.version).toBe(SDK_VERSION);
+    expect(typeof (await loadSdk()).query).toBe("function");
+  });
+});
+
+describeBackendConformance({
+  name: `claude-agent-sdk ${SDK_VERSION} (real SDK)`,
+  resumable: true,
+  // Garbage and unknown events cannot be asked of the real SDK: the recorded-message tests beside the adapter play them.
+  scenarios: ["success", "in_band_error", "transient_error", "hang", "tool_read"],
+  unknownThreadId: "3f2b6c1e-0000-4000-8000-00000000beef",
+  toolReadPath: "README.md",
+  turnTimeoutMs: 120_000,
+  hangTimeoutMs: 20_000,
+  // Anthropic reports the three input buckets apart and no reasoning; the SDK prices the turn
+  // at claude-sonnet-4-5's list price (3 / 0.30 / 3.75 / 15 USD per million tokens: 0.00471, as
+  // its own floating-point sum gives it). The session's running total after two turns is twice that.
+  expectedUsage: {
+    fresh: { inputUncached: 1000, cacheRead: 200, cacheWrite: 40, output: 100, reasoning: null, costUsd: 0.004710000000000001 },
+    resumed: { inputUncached: 1000, cacheRead: 200, cacheWrite: 40, output: 100, reasoning: null, costUsd: 0.004710000000000001 },
+  },
+  setup: async () => {
+    const harness = await startHarness();
+    return {
+      backend: harness.create(),
+      cwd: harness.sandbox.cwd,
+      scenario: (scenario: BackendConformanceScenario) => ({ prompt: `KEEL-PLAY:${scenario} Summarize the README.`, env: { [MARKER]: harness.sandbox.root } }),
+      spawnedPids: () => markedPids(harness.sandbox.root),
+      cleanup: () => harness.close(),
+    };
+  },
+});
+
+describe(`claude-agent-sdk ${SDK_VERSION} (real SDK): what the provider saw`, () => {
+  let harness: Harness | undefined;
+  afterEach(async () => {
+    await harness?.close();
+    harness = undefined;
+  });
+
+  it.each([
+    ["provider_400", 400, false, "fake-bad-request-7731"],
+    ["provider_429", 429, true, "fake-slow-down-4291"],
+    ["provider_500", 500, true, "fake-boom-5001"],
+    ["transient_error", 529, true, "fake-busy-5291"],
+  ] as const)("reports %s as backend_failed (status %i, retryable %s) with the provider's message", async (scenario, status, retryable, said) => {
+    harness = await startHarness();
+    const result = await harness.create().runTurn({ prompt: `KEEL-PLAY:${scenario} hello`, cwd: harness.sandbox.cwd, timeoutMs: 120_000 });
+    const error = result._unsafeUnwrapErr();
+    expect(error.code, error.message).toBe("backend_failed");
+    expect(error.retryable).toBe(retryable);
+    expect(error.details.apiErrorStatus).toBe(status);
+    expect(error.message).toContain(said);
+  });
+
+  it("delivers skills natively: the staged skill's description reaches the model request", async () => {
+    harness = await startHarness();
+    const skill = join(harness.sandbox.root, "skills", "harbor-review");
+    await mkdir(skill, { recursive: true });
+    await writeFile(join(skill, "SKILL.md"), "---\nname: harbor-review\ndescription: Reviews harbor charts for KEEL-SKILL-7713.\n---\n\nRead the chart first.\n");
+    // Claude Code reads the staged directory's skills only with the project setting source.
+    const backend = harness.create({ settingSources: ["project"] });
+    expect(backend.capabilities.skills).toBe("native");
+    expect(harness.create().capabilities.skills).toBe("prompt");
+    (await backend.runTurn({ prompt: "Summarize the README.", cwd: harness.sandbox.cwd, timeoutMs: 120_000, skillPaths: [skill] }))._unsafeUnwrap();
+    const bodies = harness.provider.modelRequests().map((request) => JSON.stringify(request.body));
+    expect(bodies.some((body) => body.includes("KEEL-SKILL-7713"))).toBe(true);
+  });
+
+  it("resumes with the earlier messages, and forks to a new session that carries them too", async () => {
+    harness = await startHarness();
+    const { cwd } = harness.sandbox;
+    const first = (await harness.create().runTurn({ prompt: "Remember the word quokka-17.", cwd, timeoutMs: 120_000 }))._unsafeUnwrap();
+    const resumed = (await harness.create().runTurn({ prompt: "Which word?", cwd, timeoutMs: 120_000, threadId: first.threadId!, ...(first.resumeState ? { resumeState: first.resumeState } : {}) }))._unsafeUnwrap();
+    expect(resumed.threadId).toBe(first.threadId);
+    const forked = (await harness.create({ forkSession: true }).runTurn({ prompt: "Fork: which word?", cwd, timeoutMs: 120_000, threadId: first.threadId! }))._unsafeUnwrap();
+    expect(forked.threadId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(forked.threadId).not.toBe(first.threadId);
+    const calls = harness.provider.modelRequests();
+    const resumedCall = calls.find((request) => request.text.includes("Which word?") && !request.text.includes("Fork:"))!;
+    const forkedCall = calls.find((request) => request.text.includes("Fork: which word?"))!;
+    expect(resumedCall.text).toContain("quokka-17");
+    expect(forkedCall.text).toContain("quokka-17");
+    expect(forkedCall.text).toContain("Which word?");
+    // The resumed and forked turns report their own usage, not the session's running total.
+    expect(resumed.usage).toMatchObject({ inputUncached: 1000, output: 100 });
+    expect(forked.usage).toMatchObject({ inputUncached: 1000, output: 100 });
+  });
+});
