@@ -49,6 +49,13 @@ describe("@keel/openai-agents across processes", () => {
       expect(calls[1]?.text).toContain("My name is Ada.");
       expect(calls[1]?.text).toContain("Nice to meet you, Ada.");
       expect(calls[1]?.text).toContain("What is my name?");
+      // The restarted process rebuilt turn 1 from the store byte for byte: turn 2's request starts
+      // with turn 1's (instructions, the user item with its keys in the SDK's order), so a
+      // provider's prompt cache would hit (issue 31 §1).
+      const [before, after] = calls.map((call) => call.body as { instructions?: unknown; input: unknown[] });
+      expect(after!.instructions).toEqual(before!.instructions);
+      expect(after!.input.length).toBeGreaterThan(before!.input.length);
+      expect(JSON.stringify(after!.input.slice(0, before!.input.length))).toBe(JSON.stringify(before!.input));
       const store = createFsStore({ dir });
       const items = await createKeelSession({ store, sessionId: "chat-1" }).getItems();
       expect(items).toHaveLength(4);

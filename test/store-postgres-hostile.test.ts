@@ -174,7 +174,7 @@ describeWithPostgres("the PostgreSQL store's ports given hostile arguments", () 
     expect(await okValue(store.logs.head(["l"]))).toBeUndefined();
   });
 
-  it("stores a NUL inside a JSON value as data (escaped in canonical JSON) and refuses a huge value with too_large", async () => {
+  it("stores a NUL inside a JSON value as data (escaped in its JSON text) and refuses a huge value with too_large", async () => {
     const store = open({ connectionString: testPostgresUrl, schema: fresh(), maxValueBytes: 1024 });
     await okValue(store.docs.put(["v"], { text: "a\0b" }, { create: true }));
     expect((await okValue(store.docs.get(["v"])))?.value).toEqual({ text: "a\0b" });

@@ -78,12 +78,12 @@ describeWithPostgres("createPostgresStore", () => {
     expect(() => createPostgresStore({ connectionString: testPostgresUrl, pool: {} as never })).toThrow(keelError("invalid_input"));
   });
 
-  it("stores values as canonical JSON text: key order and \\u0000 survive, digests match other stores", async () => {
+  it("stores values as JSON text in the writer's key order: key order and \\u0000 survive", async () => {
     const store = open();
     await okValue(store.docs.put(["d"], { b: 1, a: "nul\u0000here", c: [{ z: 1, y: 2 }] }, { create: true }));
     const schema = store.schema;
-    expect(await adminQuery(`SELECT value FROM "${schema}".keel_docs`)).toEqual([{ value: '{"a":"nul\\u0000here","b":1,"c":[{"y":2,"z":1}]}' }]);
-    expect((await okValue(store.docs.get(["d"])))?.value).toEqual({ a: "nul\u0000here", b: 1, c: [{ y: 2, z: 1 }] });
+    expect(await adminQuery(`SELECT value FROM "${schema}".keel_docs`)).toEqual([{ value: '{"b":1,"a":"nul\\u0000here","c":[{"z":1,"y":2}]}' }]);
+    expect(JSON.stringify((await okValue(store.docs.get(["d"])))?.value)).toBe('{"b":1,"a":"nul\\u0000here","c":[{"z":1,"y":2}]}');
   });
 
   it("leaves no partial write when the connection dies mid-transaction, and reports unavailable (retryable)", async () => {

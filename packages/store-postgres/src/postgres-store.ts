@@ -44,7 +44,7 @@ export interface PostgresStore extends KeelStore {
  * - `migrate()` runs before the first operation (unless `migrate: false`); a newer schema is
  *   refused with `unsupported`. A lost connection is `unavailable` (retryable); the server has
  *   rolled back whatever the transaction had done.
- * - Values are canonical JSON `text` (not `jsonb`), so digests are the same across stores.
+ * - Values are JSON `text` (not `jsonb`, which reorders keys) in the writer's key order, so they read back byte for byte.
  *
  * Capabilities: scope `cluster`, durability `fsync` (PostgreSQL's commit). Throws a
  * `KeelError` (`invalid_input`) at once for bad options (a system schema among them); connecting

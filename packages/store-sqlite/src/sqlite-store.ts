@@ -51,7 +51,7 @@ export interface SqliteStore extends KeelStore {
  *   past `busyTimeoutMs` the caller gets `unavailable` (retryable), never `SQLITE_BUSY`.
  * - A versioned schema (`keel_schema`), migrated at open unless `migrate: false`; a file with a
  *   newer schema is refused with `unsupported`.
- * - Values are stored as canonical JSON text, so digests are the same across stores.
+ * - Values are stored as JSON text in the writer's key order, so they read back byte for byte.
  *
  * Capabilities: scope `host`. Throws a `KeelError` at once, before anything is created, for bad
  * options or a path that is not a database file (`invalid_input`), a missing directory, or with

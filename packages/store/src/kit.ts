@@ -23,6 +23,7 @@ export {
   keyCursor,
   keyPath,
   leaseLost,
+  sameJsonText,
   validateAcquire,
   validateAppend,
   validateBatch,

@@ -1,7 +1,7 @@
 import { KeelError } from "@keel/core";
 import { err, ok, type Result } from "neverthrow";
 import type { DeleteCondition, Fence, Lease, PutCondition } from "./ports.js";
-import { MAX_DURATION_MS, leaseLost, type EncodedRecord } from "./validation.js";
+import { MAX_DURATION_MS, leaseLost, sameJsonText, type EncodedRecord } from "./validation.js";
 
 /**
  * The pure decisions every adapter shares, so that every store means the same thing by
@@ -87,7 +87,7 @@ function checkExpected(current: DocState | undefined, expected: number, keyText:
 export interface LogState {
   lastSeq: number;
   deleted: boolean;
-  /** The canonical JSON text stored under `id` in the live log, or undefined. */
+  /** The JSON text stored under `id` in the live log, or undefined. */
   textOf(id: string): string | undefined;
 }
 
@@ -121,7 +121,7 @@ export function decideAppend(
   for (const record of records) {
     const existing = state.deleted ? undefined : state.textOf(record.id);
     if (existing === undefined) fresh.push(record);
-    else if (existing === record.text) deduplicated++;
+    else if (sameJsonText(existing, record.text)) deduplicated++;
     else {
       return err(
         new KeelError("conflict", `log ${logText} already holds record "${record.id}" with a different value; nothing was appended`, {

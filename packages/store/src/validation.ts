@@ -1,4 +1,4 @@
-import { KeelError, canonicalJson, isPlainObjectOf, isSafeName, parseSafeName, utf8Bytes, validate, type JsonValue } from "@keel/core";
+import { KeelError, canonicalJson, findNonJson, isPlainObjectOf, isSafeName, parseSafeName, utf8Bytes, validate, type JsonValue } from "@keel/core";
 import { err, ok, type Result } from "neverthrow";
 import { z } from "zod";
 import type { AppendOptions, DeleteCondition, Fence, Key, LogRecordInput, PutCondition } from "./ports.js";
@@ -55,17 +55,17 @@ export function validateLeaseName(name: unknown): Result<string, KeelError> {
 
 /**
  * Serializes a value for storage: checks it is plain JSON and at most `maxBytes` of JSON text.
+ * The text keeps the caller's key order (`JSON.stringify`, not canonical JSON), so what a host
+ * stores reads back byte for byte: a rebuilt prompt is the prompt a provider's cache has seen.
+ * Equality of stored values is decided by {@link sameJsonText}, which ignores key order.
  * `too_large` and `invalid_input` are reported before anything is written.
  */
 export function encodeValue(value: unknown, maxBytes: number, what = "value"): Result<{ text: string; bytes: number }, KeelError> {
-  let text: string;
-  try {
-    // canonicalJson checks the value itself (findNonJson): checked once, not twice.
-    text = canonicalJson(value);
-  } catch (error) {
-    const problem = KeelError.is(error, "invalid_input") ? String(error.details.problem ?? error.message) : String(error);
+  const problem = findNonJson(value);
+  if (problem !== undefined) {
     return err(new KeelError("invalid_input", `${what} is not plain JSON: ${problem}`, { details: { problem } }));
   }
+  const text = JSON.stringify(value);
   const bytes = utf8Bytes(text);
   if (bytes > maxBytes) {
     return err(
@@ -75,6 +75,17 @@ export function encodeValue(value: unknown, maxBytes: number, what = "value"): R
     );
   }
   return ok({ text, bytes });
+}
+
+/**
+ * Whether two stored JSON texts hold equal values: the same text, or the same value with keys in
+ * another order (values keep their writer's key order, see {@link encodeValue}). The texts are
+ * parsed only when they differ, so the common case (a retry of the same write) costs one compare.
+ */
+export function sameJsonText(a: string, b: string): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  return canonicalJson(JSON.parse(a)) === canonicalJson(JSON.parse(b));
 }
 
 /** zod schema of a write's fence. */
@@ -122,7 +133,7 @@ const AppendOptionsSchema = z
   .strictObject({ expectedSeq: z.number().int().nonnegative().optional(), durable: z.boolean().optional(), ...fenceField })
   .optional();
 
-/** A record ready to append: its id, its value and its canonical JSON text. */
+/** A record ready to append: its id, its value and its JSON text (the caller's key order). */
 export interface EncodedRecord {
   id: string;
   value: JsonValue;
@@ -164,7 +175,7 @@ export function validateAppend(
     if (encoded.isErr()) return err(encoded.error);
     const previous = byId.get(id.value);
     if (previous) {
-      if (previous.text !== encoded.value.text) {
+      if (!sameJsonText(previous.text, encoded.value.text)) {
         return err(
           new KeelError("conflict", `record id "${id.value}" appears twice in one append with different values`, {
             details: { id: id.value },

@@ -4,7 +4,7 @@ import { decodeDocEnvelope, type DocEnvelope } from "./doc-envelope.js";
 
 /**
  * Remembers the verified decoding of recently read or written document files, keyed by their
- * exact bytes. Verifying a document (parse, canonical JSON of the value, sha256) costs far more
+ * exact bytes. Verifying a document (parse, JSON text of the value, sha256) costs far more
  * than reading it; a file whose bytes are identical to ones already verified decodes to the same
  * envelope, so only the bytes are compared (every read still reads the file: a change by
  * another process, or damage, is a byte difference and is verified from scratch).

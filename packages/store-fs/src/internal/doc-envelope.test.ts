@@ -13,19 +13,29 @@ const envelopeArbitrary = fc.record({
 });
 
 describe("document envelope", () => {
-  it("round-trips key, version, time, tombstone flag and value", () => {
+  it("round-trips key, version, time, tombstone flag and value, the value's key order kept", () => {
     fc.assert(
       fc.property(envelopeArbitrary, (input) => {
-        const valueText = canonicalJson(input.value);
+        const valueText = JSON.stringify(input.value);
         const text = encodeDocEnvelope({ ...input, value: input.value as JsonValue, valueText });
         const decoded = decodeDocEnvelope(text, input.key);
         expect(decoded.isOk()).toBe(true);
         const envelope = decoded._unsafeUnwrap();
         expect(envelope).toMatchObject({ key: input.key, version: input.version, updatedAt: input.updatedAt, deleted: input.deleted });
-        expect(canonicalJson(envelope.value)).toBe(valueText);
+        expect(JSON.stringify(envelope.value)).toBe(valueText);
+        expect(envelope.valueText).toBe(valueText);
         expect(envelope.bytes).toBe(Buffer.byteLength(valueText));
       }),
     );
+  });
+
+  it("verifies a file sealed over the value's canonical JSON (as written before values kept their key order)", () => {
+    const value = { b: 1, a: { d: [2, { f: "x", e: null }], c: true } };
+    const text = encodeDocEnvelope({ key: ["d"], version: 3, updatedAt: "2026-01-01T00:00:00.000Z", deleted: false, value, valueText: canonicalJson(value) });
+    const decoded = decodeDocEnvelope(text, ["d"])._unsafeUnwrap();
+    expect(JSON.stringify(decoded.value)).toBe(JSON.stringify(value));
+    // A value changed under either seal fails.
+    expect(decodeDocEnvelope(text.replace('"x"', '"y"'), ["d"])._unsafeUnwrapErr()).toBe("fails its checksum");
   });
 
   it("never decodes a changed byte into a different document: it fails, or reads the same", () => {

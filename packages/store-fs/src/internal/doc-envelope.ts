@@ -13,7 +13,7 @@ export interface DocEnvelope {
   /** A tombstone: the document was deleted at `version`. */
   deleted: boolean;
   value: JsonValue;
-  /** Bytes of the value's canonical JSON text. */
+  /** Bytes of the value's JSON text. */
   bytes: number;
 }
 
@@ -27,7 +27,7 @@ function checksumOf(key: readonly string[], version: number, updatedAt: string, 
 /**
  * The text of a document file: an indented JSON envelope (readable and diffable by people)
  * holding the format, key, version, time, tombstone flag, a sha256 checksum over all of them and
- * the value's canonical JSON, and the value.
+ * the value's JSON text (`valueText`: `JSON.stringify` of the value, its key order kept), and the value.
  */
 export function encodeDocEnvelope(input: {
   key: readonly string[];
@@ -50,7 +50,7 @@ export function encodeDocEnvelope(input: {
 }
 
 /**
- * Parses and verifies a document file's text (and returns the value's canonical JSON text too). Fails (with the reason) on anything that is not a
+ * Parses and verifies a document file's text (and returns the value's JSON text too). Fails (with the reason) on anything that is not a
  * complete, intact envelope of `expectedKey`: truncation, bad JSON, a wrong shape or key, or a
  * checksum mismatch.
  */
@@ -75,7 +75,11 @@ export function decodeDocEnvelope(text: string, expectedKey: readonly string[]):
   if (!("value" in envelope)) return err("has no value");
   const value = envelope.value;
   if (findNonJson(value) !== undefined) return err("holds a value that is not plain JSON");
-  const valueText = canonicalJson(value);
-  if (checksumOf(expectedKey, version, updatedAt, deleted, valueText) !== checksum) return err("fails its checksum");
+  // The checksum covers the value's JSON text in its writer's key order; files written before
+  // values kept their key order sealed the canonical text (sorted keys) instead: both verify.
+  const valueText = JSON.stringify(value);
+  if (checksumOf(expectedKey, version, updatedAt, deleted, valueText) !== checksum && checksumOf(expectedKey, version, updatedAt, deleted, canonicalJson(value)) !== checksum) {
+    return err("fails its checksum");
+  }
   return ok({ key: [...expectedKey], version, updatedAt, deleted, value: value as JsonValue, bytes: utf8Bytes(valueText), valueText });
 }

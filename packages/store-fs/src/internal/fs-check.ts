@@ -1,5 +1,5 @@
 import path from "node:path";
-import { KeelError, canonicalJson, isSafeName, type JsonValue } from "@keel/core";
+import { KeelError, isSafeName, type JsonValue } from "@keel/core";
 import { type IntegrityProblem, type IntegrityRepair, type IntegrityReport } from "@keel/store";
 import { keyPath, LOCK_INIT_PREFIX, processAlive } from "@keel/store/kit";
 import { encodeDocEnvelope } from "./doc-envelope.js";
@@ -168,7 +168,7 @@ async function replaceDamaged(
   const file = context.paths.docFile(key);
   const damagedFiles = isDamaged(read) ? [file, `${file}${BACKUP_SUFFIX}`] : [file];
   const entry = await quarantineFiles(context, key, damagedFiles, reason);
-  const valueText = canonicalJson(next.value);
+  const valueText = JSON.stringify(next.value);
   const bytes = Buffer.from(encodeDocEnvelope({ key, version: next.version, updatedAt: isoNow(context), deleted: next.deleted, value: next.value, valueText }));
   await writeFileDurably(context.io, `${file}${BACKUP_SUFFIX}`, bytes, { root: context.paths.root, backup: false });
   await writeFileDurably(context.io, file, bytes, { root: context.paths.root, backup: false });

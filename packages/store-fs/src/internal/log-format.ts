@@ -9,7 +9,7 @@ import { crc32 } from "node:zlib";
  *   with `"buffered":true` when a buffered append (`durable: false`) created the log.
  *   `baseSeq` is the last seq before this file (seqs are never reused after a delete); a deleted
  *   log is a file holding only a header with `"deleted":true`.
- * - Each record: `{"seq":N,"id":…,"at":…,"value":<canonical JSON>}`.
+ * - Each record: `{"seq":N,"id":…,"at":…,"value":<JSON text, the writer's key order>}`.
  * - The last line of each append batch carries `"end":true`: a batch counts only once its end
  *   line is complete, so an append is all-or-nothing even when a crash tears the write.
  * - The end line of a batch written without `fdatasync` (appends with `durable: false`) also
@@ -66,7 +66,7 @@ export function encodeHeaderLine(header: LogHeader, end: boolean): string {
   );
 }
 
-/** The line of a record whose value is already canonical JSON text. */
+/** The line of a record whose value is already JSON text. */
 export function encodeRecordLine(seq: number, id: string, at: string, valueText: string, end: boolean, durableTo?: number): string {
   return createRecordEncoder(at)(seq, id, valueText, end, durableTo);
 }

@@ -154,7 +154,7 @@ function addRecords(index: LogIndex, records: ScannedRecord[]): void {
 }
 
 /**
- * Reads back the value text (canonical JSON) of committed record `seq`, verified by its CRC, to
+ * Reads back the value text (JSON, as written) of committed record `seq`, verified by its CRC, to
  * compare it with a re-appended value. A line that fails its check or is not the record the
  * index says is `corrupt`; with `candidate`, a good line of record `seq` with another id is
  * `undefined` instead (a hash collision of the sidecar's id table).

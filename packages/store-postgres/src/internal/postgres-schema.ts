@@ -10,8 +10,9 @@ import { quoteIdentifier, tablesOf } from "./postgres-context.js";
  *   primary key `(log, seq)`, unique `(log, id)`;
  * - `keel_leases(name, holder, token, expires_at)`, times in epoch ms of the database clock.
  *
- * Keys are `text COLLATE "C"` (byte order, see encodeKeyText in @keel/store/kit); values are canonical JSON
- * `text`, not `jsonb` (which reorders keys and refuses `\u0000`), so digests stay stable.
+ * Keys are `text COLLATE "C"` (byte order, see encodeKeyText in @keel/store/kit); values are JSON
+ * `text` in the writer's key order, not `jsonb` (which reorders keys and refuses `\u0000`), so
+ * they read back byte for byte.
  */
 export const POSTGRES_SCHEMA_VERSION = 1;
 

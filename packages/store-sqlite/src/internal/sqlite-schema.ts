@@ -12,7 +12,7 @@ import type { Database } from "better-sqlite3";
  * - `keel_leases(name, holder, token, expires_at)`: a released lease keeps its token with `expires_at` 0.
  *
  * Keys are their segments joined by U+001F, which sorts below every character a safe name may
- * hold, so `ORDER BY key` is the port's segment-by-segment order. Values are canonical JSON text.
+ * hold, so `ORDER BY key` is the port's segment-by-segment order. Values are JSON text in the writer's key order.
  */
 export const SQLITE_SCHEMA_VERSION = 1;
 

@@ -9,7 +9,7 @@ import { code, createStoreConformanceHarness, sleep, value, type StoreConformanc
  */
 export function describeDocumentConformance(target: StoreConformanceTarget): void {
   describe(`store conformance: ${target.name}: documents`, () => {
-    const { open, ttl } = createStoreConformanceHarness(target);
+    const { open, reopen, ttl } = createStoreConformanceHarness(target);
     it("assigns versions from 1, strictly increasing, and returns copies", async () => {
       const store = await open();
       const first = await value(store.docs.put(["missions", "m1"], { n: 1, list: [1] }, { create: true }));
@@ -26,6 +26,17 @@ export function describeDocumentConformance(target: StoreConformanceTarget): voi
       (read!.value as { list: number[] }).list.push(99);
       expect((await value(store.docs.get(["missions", "m1"])))?.value).toEqual({ n: 3, list: [1] });
       expect(await value(store.docs.get(["missions", "absent"]))).toBeUndefined();
+    });
+
+    it("gives a value back byte for byte: its key order, numbers and strings as written (from another handle too)", async () => {
+      const store = await open();
+      const written = { z: 1, a: { y: [3, { k: "é\u2028😀", b: -1.5e300, c: 0.1 }], b: null }, m: [{ q: true, p: "" }], "10": 2, "2": 1 };
+      await value(store.docs.put(["ordered"], written, { create: true }));
+      expect(JSON.stringify((await value(store.docs.get(["ordered"])))?.value)).toBe(JSON.stringify(written));
+      if (target.reopen) {
+        const other = await reopen(store);
+        expect(JSON.stringify((await value(other.docs.get(["ordered"])))?.value)).toBe(JSON.stringify(written));
+      }
     });
 
     it("refuses a stale version with conflict and changes nothing", async () => {

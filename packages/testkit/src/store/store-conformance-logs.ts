@@ -40,6 +40,17 @@ export function describeLogConformance(target: StoreConformanceTarget): void {
       expect(await value(store.logs.head(["l"]))).toEqual({ lastSeq: 2 });
     });
 
+    it("gives records back byte for byte, and dedupes a retry whose keys come in another order", async () => {
+      const store = await open();
+      const written = { role: "assistant", content: [{ type: "tool-call", input: { path: "b.ts", line: 2, all: false } }], usage: { output: 7, input: 1.25e-7 } };
+      const reordered = { usage: { input: 1.25e-7, output: 7 }, content: [{ input: { all: false, line: 2, path: "b.ts" }, type: "tool-call" }], role: "assistant" };
+      await value(store.logs.append(["ordered"], [{ id: "m1", value: written }]));
+      expect(await value(store.logs.append(["ordered"], [{ id: "m1", value: reordered }]))).toEqual({ lastSeq: 1, appended: 0, deduplicated: 1 });
+      expect(await value(store.logs.append(["ordered"], [{ id: "m2", value: reordered }, { id: "m2", value: written }]))).toEqual({ lastSeq: 2, appended: 1, deduplicated: 0 });
+      const records = await value(store.logs.read(["ordered"]));
+      expect(records.map((record) => JSON.stringify(record.value))).toEqual([JSON.stringify(written), JSON.stringify(reordered)]);
+    });
+
     it("checks expectedSeq", async () => {
       const store = await open();
       await value(store.logs.append(["l"], [{ id: "a", value: 1 }], { expectedSeq: 0 }));
