@@ -60,3 +60,29 @@ describe("openTranscript on the filesystem store", () => {
     expect(context.model).toEqual({ provider: "p", modelId: "m" });
   });
 });
+
+describe("byte-faithful history (issue 31 §1)", () => {
+  it("rebuilds a message from the fs store with the keys, numbers and strings it was appended with", async () => {
+    // Keys deliberately out of any schema's or alphabet's order, with tool-call arguments and usage.
+    const user = { timestamp: 1, content: "Read b.ts ✓", role: "user" } as const;
+    const assistant = {
+      usage: { output: 7, cacheWrite: 0, input: 12, cacheRead: 0 },
+      content: [{ arguments: { path: "b.ts", limit: 20, all: false }, name: "read", id: "call-1", type: "toolCall" }, { text: "Reading.", type: "text" }],
+      role: "assistant",
+      model: "fake",
+      stopReason: "toolUse",
+      timestamp: 2,
+    } as const;
+    const { store, dir } = fsStore();
+    const transcript = (await openTranscript({ store, sessionId: "bytes" }))._unsafeUnwrap();
+    (await transcript.append({ message: user, type: "message" }))._unsafeUnwrap();
+    (await transcript.append({ type: "message", message: assistant as never }))._unsafeUnwrap();
+    const before = JSON.stringify(transcript.buildContext()._unsafeUnwrap().messages);
+    expect(before).toBe(JSON.stringify([user, assistant]));
+    await store.close();
+    const again = createFsStore({ dir });
+    const reopened = (await openTranscript({ store: again, sessionId: "bytes" }))._unsafeUnwrap();
+    expect(JSON.stringify(reopened.buildContext()._unsafeUnwrap().messages)).toBe(before);
+    await again.close();
+  });
+});
