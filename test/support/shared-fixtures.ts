@@ -7,12 +7,14 @@
  * folders, from `test/` and from `bench/`, and it is not published (where the repository sits beside
  * `../shared` is no business of `@keel/testkit`, which users install).
  *
+ * The folder is given by its real path (links resolved), as code that canonicalizes paths reports it.
+ *
  * A fresh clone has no `../shared`: there the tests that need it skip, and each file prints why.
  * CI always has it, so under `CI=true` a missing folder throws while the test file loads: the file
  * fails with the same reason (test/shared-fixtures-absent.test.ts runs both against a copy of the
  * repository with nothing beside it).
  */
-import { existsSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -47,7 +49,8 @@ export interface SharedFixtures {
  */
 export function sharedFixtures(...segments: string[]): SharedFixtures {
   const dir = path.resolve(SHARED_FIXTURES_DIR, ...segments);
-  if (existsSync(dir)) return { dir, available: true };
+  // The real path: code under test that resolves links (skill paths are canonical) reports it, wherever ../shared is linked from.
+  if (existsSync(dir)) return { dir: realpathSync(dir), available: true };
   const where = `${dir} is missing (the real samples kept in ../shared/fixtures beside the repository, or KEEL_SHARED_FIXTURES)`;
   if (process.env["CI"] === "true") throw new Error(`${CI_FAILURE}: ${where}`);
   console.warn(`${SKIP_NOTICE}: ${where}; CI=true makes this a failure`);
