@@ -7,6 +7,7 @@ describeWithPostgres("postgres store", () => {
     name: "postgres",
     batchWrites: true,
     pageReads: true,
+    lockedUpdates: true,
     // Lease-expiry tests need every call inside the TTL: a loaded database server is slower than a file.
     shortTtlMs: 500,
     create: async () => createPostgresStore({ connectionString: testPostgresUrl, schema: freshSchemaName(), poolSize: 3 }),

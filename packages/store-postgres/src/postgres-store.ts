@@ -36,6 +36,8 @@ export interface PostgresStore extends KeelStore {
  * - Documents carry a version column; every write is one transaction that locks the row
  *   (`FOR UPDATE`), decides with the shared rules and writes. Logs take turns on a head row; seq
  *   is per log, record ids unique per log.
+ * - `docs.update` (capability `lockedUpdates`) decides on the row while it is locked, in the
+ *   same transaction: writers of one hot document take turns without a retry loop.
  * - Leases are rows with a fencing token, expiry judged by the database clock
  *   (`clock_timestamp()`); a fenced write locks the lease row `FOR SHARE` in its own
  *   transaction, so a takeover waits for it, and a stale token is `lease_lost`.
@@ -116,7 +118,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   }
   return {
     schema,
-    capabilities: { scope: "cluster", durability: "fsync", maxValueBytes: context.maxValueBytes, batchWrites: true, pageReads: true, bufferedAppends: true },
+    capabilities: { scope: "cluster", durability: "fsync", maxValueBytes: context.maxValueBytes, batchWrites: true, pageReads: true, bufferedAppends: true, lockedUpdates: true },
     docs: createPostgresDocs(context),
     logs: createPostgresLogs(context),
     leases: createPostgresLeases(context),

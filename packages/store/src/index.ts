@@ -6,6 +6,7 @@ export type {
   DamagedEntry,
   DeleteCondition,
   Doc,
+  DocDecision,
   DocMeta,
   DocPage,
   DocStore,

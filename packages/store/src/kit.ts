@@ -78,6 +78,7 @@ export {
   docMetaPage,
   docValuePage,
   parseStoredValue,
+  runDocDecision,
   storedDoc,
   storedRecords,
   validateAppendArguments,
@@ -88,6 +89,7 @@ export {
   validatePageQuery,
   validatePutArguments,
   validateReadArguments,
+  validateUpdateArguments,
 } from "./row-store.js";
 export type { DocStamp, PageQuery, RowKey, StoredPlace } from "./row-store.js";
 export { createIntegrityFindings } from "./integrity-findings.js";

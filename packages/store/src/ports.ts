@@ -131,6 +131,12 @@ export interface DocValuePage {
   next?: string;
 }
 
+/**
+ * What the `decide` of a {@link DocStore.update} returns: the document's next value, or
+ * `{ none: true }` to write nothing.
+ */
+export type DocDecision = { value: JsonValue } | { none: true };
+
 /** JSON documents under keys, each replaced atomically under a condition. */
 export interface DocStore {
   /** Reads a live document, or `undefined` when there is none (never written, or deleted). */
@@ -175,6 +181,25 @@ export interface DocStore {
    * listed key. Same order, cursors, limits and fail-closed `damaged` entries as `list`.
    */
   readPage?(prefix: Key, page?: PageRequest): ResultAsync<DocValuePage, KeelError>;
+  /**
+   * Optional (present when {@link StoreCapabilities.lockedUpdates} is true): a read-modify-write
+   * of one document under the store's lock on it, with no compare-and-swap retry by the caller.
+   * In one transaction the store locks the document (PostgreSQL: `SELECT … FOR UPDATE`), calls
+   * `decide` with it (`undefined` when there is none, or it was deleted), writes the value
+   * `decide` returns at the next version (after a tombstone's, as `put` does) and commits.
+   * Writers of one key take turns: a concurrent update is never lost and never a `conflict`.
+   *
+   * `decide` must be pure and synchronous (it runs while the row is locked; keep it short). It
+   * may run more than once: two first writers of a new key race to create it, and the loser's
+   * transaction runs again with the winner's document. `{ none: true }` writes nothing. The value
+   * follows the rules of {@link DocStore.put} (`too_large`, `invalid_input`, nothing written); a
+   * `decide` that throws or returns neither shape is `invalid_input`, nothing written. The fence,
+   * when given, is checked in the same transaction (`lease_lost`). A stored document that cannot
+   * be read is `corrupt`.
+   *
+   * @returns the document written, or the current one (or `undefined`) when `decide` wrote nothing.
+   */
+  update?(key: Key, decide: (current: Doc | undefined) => DocDecision, options?: FenceOption): ResultAsync<Doc | undefined, KeelError>;
 }
 
 
@@ -295,6 +320,13 @@ export interface StoreCapabilities {
   batchWrites?: boolean;
   /** Whether the store has {@link DocStore.readPage} (a page of documents with values at once). Absent: false. */
   pageReads?: boolean;
+  /**
+   * Whether the store has {@link DocStore.update}: a read-modify-write that locks the document
+   * for the time of one decision, so that many writers of one hot document (a budget ledger
+   * shared by many hosts) take turns instead of retrying conflicts. Absent: false (use
+   * `updateDoc` from `@keel/store/kit`, a compare-and-swap loop).
+   */
+  lockedUpdates?: boolean;
   /**
    * Whether `append(…, { durable: false })` is cheaper than a durable append: acknowledged before
    * its sync, which the store makes soon after, once for many appends (see

@@ -1,7 +1,7 @@
 import { KeelError, type JsonValue } from "@keel/core";
 import { err, ok, type Result } from "neverthrow";
 import { decodeKeyText, encodeCursorText, encodeKeyText, keyTextPrefixRange } from "./key-text.js";
-import type { AppendOptions, DamagedEntry, DeleteCondition, Doc, DocMeta, DocPage, DocValuePage, Fence, LogRecord, PutCondition } from "./ports.js";
+import type { AppendOptions, DamagedEntry, DeleteCondition, Doc, DocDecision, DocMeta, DocPage, DocValuePage, Fence, LogRecord, PutCondition } from "./ports.js";
 import { encodeValue, keyCursor, keyPath, type EncodedPut, type EncodedRecord } from "./validation.js";
 import { validateAppend, validateBatch, validateDeleteCondition, validateFenceOption, validateKey, validatePage, validatePutCondition, validateReadOptions } from "./validation.js";
 
@@ -57,6 +57,48 @@ export function validatePutArguments(
 ): Result<RowKey & { parsed: PutCondition & { fence?: Fence }; encoded: { text: string; bytes: number } }, KeelError> {
   return rowKey(key).andThen((checked) =>
     validatePutCondition(condition).andThen((parsed) => encodeValue(value, maxValueBytes).map((encoded) => ({ ...checked, parsed, encoded }))),
+  );
+}
+
+/** Checks `update`'s arguments: the key, that `decide` is a function, then the fence option. */
+export function validateUpdateArguments(
+  key: unknown,
+  decide: unknown,
+  options: unknown,
+): Result<RowKey & { decide: (current: Doc | undefined) => DocDecision; fence?: Fence }, KeelError> {
+  return rowKey(key).andThen((checked) => {
+    if (typeof decide !== "function") {
+      return err(new KeelError("invalid_input", `decide must be a function (current) => { value } | { none: true }, got ${typeof decide}`, { details: { what: "decide" } }));
+    }
+    return validateFenceOption(options).map((parsed) => ({ ...checked, decide: decide as (current: Doc | undefined) => DocDecision, ...parsed }));
+  });
+}
+
+/**
+ * Runs the `decide` of a `DocStore.update` on the locked document and checks what it returned:
+ * `none` to write nothing, or the value's JSON text (within `maxValueBytes`, as `put` checks
+ * it). A `decide` that throws or returns neither `{ value }` nor `{ none: true }` is
+ * `invalid_input`: the adapter rolls back and writes nothing.
+ */
+export function runDocDecision(
+  decide: (current: Doc | undefined) => DocDecision,
+  current: Doc | undefined,
+  maxValueBytes: number,
+  path: string,
+): Result<{ none: true } | { text: string; bytes: number }, KeelError> {
+  let decision: unknown;
+  try {
+    decision = decide(current);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return err(new KeelError("invalid_input", `the decide of an update of ${path} threw (${message}); nothing was written`, { details: { key: path }, cause: error }));
+  }
+  if (typeof decision === "object" && decision !== null && !Array.isArray(decision)) {
+    if ("value" in decision) return encodeValue((decision as { value: unknown }).value, maxValueBytes);
+    if ((decision as { none?: unknown }).none === true) return ok({ none: true });
+  }
+  return err(
+    new KeelError("invalid_input", `the decide of an update of ${path} must return { value } or { none: true }; nothing was written`, { details: { key: path } }),
   );
 }
 

@@ -4,7 +4,7 @@ import type { KeelStore } from "./ports.js";
 /** A port of a {@link KeelStore}: its documents, its logs or its leases. */
 export type StorePort = "docs" | "logs" | "leases";
 
-/** The methods every store's port has (the optional `batch` and `readPage` of `docs` aside). */
+/** The methods every store's port has (the optional `batch`, `readPage` and `update` of `docs` aside). */
 const PORT_METHODS: Record<StorePort, readonly string[]> = {
   docs: ["get", "put", "delete", "list"],
   logs: ["append", "read", "head", "delete", "list"],

@@ -1,7 +1,7 @@
 import { KeelError, type JsonValue } from "@keel/core";
-import type { DocStore, WrittenDoc } from "@keel/store";
+import type { Doc, DocStore, WrittenDoc } from "@keel/store";
 import { decideBatch, decideDelete, decidePut, validateBatchArguments, validateDeleteArguments, validateKey, validatePutArguments, type EncodedPut } from "@keel/store/kit";
-import { docMetaPage, docValuePage, encodeKeyText as encodeKey, storedDoc, validatePageQuery, type StoredPlace } from "@keel/store/kit";
+import { docMetaPage, docValuePage, encodeKeyText as encodeKey, runDocDecision, storedDoc, validatePageQuery, validateUpdateArguments, type StoredPlace } from "@keel/store/kit";
 import { err, errAsync, ok, type ResultAsync } from "neverthrow";
 import type { PoolClient } from "pg";
 import { ATTEMPTS, NOW_MS, isRace, read, type PostgresContext } from "./postgres-context.js";
@@ -49,6 +49,40 @@ export function createPostgresDocs(context: PostgresContext): DocStore {
           [stored, version.value, encoded.text, encoded.bytes],
         );
         return ok({ key: [...segments], value: JSON.parse(encoded.text) as JsonValue, version: version.value, updatedAt: iso(written.rows[0]!.updated_at) });
+      });
+    },
+    update: (key, decide, options) => {
+      const checked = validateUpdateArguments(key, decide, options);
+      if (checked.isErr()) return errAsync(checked.error);
+      const { segments, stored, path, fence } = checked.value;
+      // One transaction: lock the row, decide on it, write, commit. Writers of the key queue on the
+      // row lock instead of failing a compare-and-swap; only two creators of a new key race (the
+      // second hits the primary key and its transaction, decide included, runs again).
+      return fencedTransaction(context, `updating ${path}`, fence, async (client) => {
+        const row = (
+          await client.query<{ version: string; deleted: boolean; value: string | null; updated_at: string }>(
+            `SELECT version, deleted, value, updated_at FROM ${docs} WHERE key = $1 FOR UPDATE`,
+            [stored],
+          )
+        ).rows[0];
+        let current: Doc | undefined;
+        if (row && !row.deleted) {
+          const read = storedDoc(place, segments, row, stamp);
+          if (read.isErr()) return err(read.error);
+          current = read.value;
+        }
+        const decided = runDocDecision(checked.value.decide, current, context.maxValueBytes, path);
+        if (decided.isErr()) return err(decided.error);
+        if ("none" in decided.value) return ok(current);
+        const { text, bytes } = decided.value;
+        const version = (row ? Number(row.version) : 0) + 1;
+        const written = await client.query<{ updated_at: string }>(
+          row
+            ? `UPDATE ${docs} SET version = $2, deleted = false, value = $3, bytes = $4, updated_at = ${NOW_MS} WHERE key = $1 RETURNING updated_at`
+            : `INSERT INTO ${docs} (key, version, deleted, value, bytes, updated_at) VALUES ($1, $2, false, $3, $4, ${NOW_MS}) RETURNING updated_at`,
+          [stored, version, text, bytes],
+        );
+        return ok({ key: [...segments], value: JSON.parse(text) as JsonValue, version, updatedAt: iso(written.rows[0]!.updated_at) });
       });
     },
     delete: (key, condition) => {

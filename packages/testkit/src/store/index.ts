@@ -1,6 +1,7 @@
 export { describeStoreConformance } from "./store-conformance.js";
 export { describeDocumentConformance } from "./store-conformance-documents.js";
 export { describeBatchConformance } from "./store-conformance-batch.js";
+export { describeLockedUpdateConformance } from "./store-conformance-updates.js";
 export { describeLogConformance } from "./store-conformance-logs.js";
 export { describeLeaseConformance } from "./store-conformance-leases.js";
 export { describeIntegrityConformance } from "./store-conformance-integrity.js";

@@ -1,6 +1,7 @@
 import type { BatchPut, KeelStore } from "@keel/store";
 import { MAX_BATCH_WRITES } from "@keel/store/kit";
 import { describe, expect, it } from "vitest";
+import { describeLockedUpdateConformance } from "./store-conformance-updates.js";
 import { code, createStoreConformanceHarness, value, type StoreConformanceTarget } from "./store-conformance-harness.js";
 
 const batchOf = (store: KeelStore) => {
@@ -14,9 +15,10 @@ const pageOf = (store: KeelStore) => {
 
 /**
  * The optional document operations of DESIGN.md §3: `docs.batch` (several conditional writes,
- * all or none) and `docs.readPage` (a page of documents with their values). The target
- * declares which it has (`batchWrites`, `pageReads`, default false); the store's capabilities
- * must say the same, and only declared operations are tested. Registers one `describe` block.
+ * all or none), `docs.readPage` (a page of documents with their values) and `docs.update` (a
+ * read-modify-write under the store's lock). The target declares which it has (`batchWrites`,
+ * `pageReads`, `lockedUpdates`, default false); the store's capabilities must say the same, and
+ * only declared operations are tested. Registers one `describe` block (two with `lockedUpdates`).
  */
 export function describeBatchConformance(target: StoreConformanceTarget): void {
   describe(`store conformance: ${target.name}: batches and pages`, () => {
@@ -27,6 +29,8 @@ export function describeBatchConformance(target: StoreConformanceTarget): void {
       expect(typeof store.docs.batch).toBe(target.batchWrites ? "function" : "undefined");
       expect(store.capabilities.pageReads ?? false).toBe(target.pageReads ?? false);
       expect(typeof store.docs.readPage).toBe(target.pageReads ? "function" : "undefined");
+      expect(store.capabilities.lockedUpdates ?? false).toBe(target.lockedUpdates ?? false);
+      expect(typeof store.docs.update).toBe(target.lockedUpdates ? "function" : "undefined");
     });
 
     if (target.batchWrites) {
@@ -165,4 +169,5 @@ export function describeBatchConformance(target: StoreConformanceTarget): void {
       });
     }
   });
+  if (target.lockedUpdates) describeLockedUpdateConformance(target);
 }

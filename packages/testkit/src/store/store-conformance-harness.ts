@@ -29,6 +29,8 @@ export interface StoreConformanceTarget {
   batchWrites?: boolean;
   /** Whether the store has `docs.readPage` (capability `pageReads`; default false): the batch suite tests it. */
   pageReads?: boolean;
+  /** Whether the store has `docs.update` (capability `lockedUpdates`; default false): the batch suite tests it. */
+  lockedUpdates?: boolean;
   /**
    * Opens a second, independent handle on the data of `store` (another connection, as another
    * process would): the `sharing` suite runs the cross-handle rules through it. Omit it for a
