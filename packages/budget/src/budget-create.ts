@@ -112,6 +112,7 @@ export function createBudget(options: BudgetOptions): Budget {
     docs: valid.store.docs,
     logs: isKeelStore(valid.store, ["logs"]) ? valid.store.logs : undefined,
     bufferedCloses: () => (valid.store as Partial<Pick<KeelStore, "capabilities">>).capabilities?.bufferedAppends === true,
+    lockedUpdates: () => (valid.store as Partial<Pick<KeelStore, "capabilities">>).capabilities?.lockedUpdates === true && typeof valid.store.docs.update === "function",
     clock,
     events: createLedgerEvents(valid.events, () => clock.now()),
     prefix: valid.keyPrefix ?? ["budget"],

@@ -104,7 +104,7 @@ export function closeReservation(
       return ok({ next: decision.kind === "closed" ? decision.ledger : undefined, outcome: decision });
     },
     (ledger, decision) => decision.kind === "closed" && !!ledger && !own(ledger.open, id) && ledger.closed.some((entry) => entry.id === id && entry.outcome === outcome),
-    { logs: undefined, known: context.known },
+    { logs: undefined, known: context.known, locked: context.lockedUpdates() },
   ).andThen((decision) => {
     if (decision.kind !== "closed") return errAsync(closeRefusal(owner, id, decision));
     context.events.settled(decision.reservation.scope, id, decision.settlement);

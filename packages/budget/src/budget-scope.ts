@@ -106,7 +106,7 @@ function load(resolved: ResolvedScope): ResultAsync<Ledger | undefined, KeelErro
 /** How `resolved`'s ledger is changed: its close log folded in, thresholds reported as events, the budget's known ledgers. */
 function foldOf(resolved: ResolvedScope): ChangeOptions {
   const { context } = resolved;
-  return { logs: context.logs, onThresholds: (crossed: readonly ThresholdCrossed[]) => context.events.thresholds(crossed), known: context.known };
+  return { logs: context.logs, onThresholds: (crossed: readonly ThresholdCrossed[]) => context.events.thresholds(crossed), known: context.known, locked: context.lockedUpdates() };
 }
 
 function reserve(resolved: ResolvedScope, amounts: ReserveAmounts): ResultAsync<Reservation, KeelError> {
@@ -190,7 +190,7 @@ function expireStale(resolved: ResolvedScope, olderThanMs: number): ResultAsync<
       return ok({ next: decision?.ledger, outcome: { decision, ledger } });
     },
     (ledger, outcome) => !!ledger && (outcome.decision?.expired ?? []).every((expired) => !own(ledger.open, expired.id)),
-    { logs: undefined, known: context.known },
+    { logs: undefined, known: context.known, locked: context.lockedUpdates() },
   ).map(({ decision, ledger }) => {
     for (const expired of decision?.expired ?? []) context.events.settled(expired.reservation.scope, expired.id, expired.settlement);
     context.events.thresholds(decision?.thresholds ?? []);

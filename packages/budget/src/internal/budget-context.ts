@@ -16,6 +16,11 @@ export interface BudgetContext {
    * (a store may be opened after the parts built over it, as `createKeel` does).
    */
   bufferedCloses: () => boolean;
+  /**
+   * Whether ledgers are changed by the store's locked update (`docs.update`, capability
+   * `lockedUpdates`) instead of a compare-and-swap loop. Asked at each change, as `bufferedCloses` is.
+   */
+  lockedUpdates: () => boolean;
   clock: Clock;
   events: LedgerEvents;
   /** Key prefix of the ledger documents. */

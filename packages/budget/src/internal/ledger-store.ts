@@ -2,6 +2,7 @@ import type { JsonValue, KeelError, KeelErrorCode } from "@keel/core";
 import { type Doc, type DocStore, type LogStore } from "@keel/store";
 import { updateDoc } from "@keel/store/kit";
 import { errAsync, ok, okAsync, ResultAsync, type Result } from "neverthrow";
+import { changeLedgerLocked } from "./ledger-locked.js";
 import { foldLogged, type FoldedLedger } from "./ledger-log.js";
 import { decideFold, type LoggedClose, type ThresholdCrossed } from "./ledger-rules.js";
 import { parseLedger, type Ledger } from "./ledger-schema.js";
@@ -67,6 +68,11 @@ export interface ChangeOptions {
   logs: LogStore | undefined;
   onThresholds?: (crossed: readonly ThresholdCrossed[]) => void;
   known?: KnownLedgers;
+  /**
+   * Whether the store declares `lockedUpdates`: then the ledger is changed by one `docs.update`
+   * under the store's lock (see `changeLedgerLocked`), with no compare-and-swap retry.
+   */
+  locked?: boolean;
 }
 
 /**
@@ -79,7 +85,9 @@ export interface ChangeOptions {
  * `foldedSeq` folded in, and the write carries the fold (compacting the log into the totals).
  * With `options.known`, the first try starts from the ledger this budget last wrote (no read, no
  * validation: a stale one costs a `conflict` and a fresh read), and the written ledger is
- * remembered for the next operation.
+ * remembered for the next operation. With `options.locked` (the store declares `lockedUpdates`),
+ * the change is one `docs.update` instead: `decide` runs on the ledger while the store holds
+ * its lock, after the close log was read (see `changeLedgerLocked`), and no conflict is retried.
  *
  * @returns the outcome of the decision that was written (or that wrote nothing).
  */
@@ -113,6 +121,25 @@ export function changeLedger<D>(
     if (written && last?.next) rememberLedger(options.known, location, { doc: written, stored: last.next, closes: [], view: last.next, logSeq: last.logSeq });
     else options.known.delete(location);
   };
+  if (options.locked && docs.update) {
+    const lockedDocs = docs as DocStore & Required<Pick<DocStore, "update">>;
+    const decided = (made: NonNullable<typeof last>) => {
+      last = made;
+    };
+    return changeLedgerLocked(lockedDocs, options.logs, key, decide, known, decided).map(({ written, last: made }) => {
+      remember(written);
+      options.onThresholds?.(made.thresholds);
+      return made.outcome;
+    }).orElse((error) => {
+      options.known?.delete(location);
+      const made = last;
+      if (!AMBIGUOUS.has(error.code) || !made) return errAsync(error);
+      // The update may have landed (a lost connection during COMMIT): the ledger as read now says.
+      return readLedger(docs, key)
+        .orElse(() => errAsync(error))
+        .andThen((ledger) => (landed(ledger, made.outcome) ? okAsync(made.outcome) : errAsync(error)));
+    });
+  }
   const attempt = (round: number): ResultAsync<D, KeelError> =>
     updateDoc(docs, key, update, { retries: RETRIES_PER_ROUND, ...(round === 1 && known ? { known: { doc: known.doc } } : {}) })
       .map((written) => {
