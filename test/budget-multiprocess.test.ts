@@ -5,7 +5,9 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { createBudget } from "@keel/budget";
 import { createFsStore } from "@keel/store-fs";
+import { createPostgresStore } from "@keel/store-postgres";
 import { afterEach, describe, expect, it } from "vitest";
+import { describeWithPostgres, dropSchema, freshSchemaName, testPostgresUrl } from "../packages/store-postgres/test-support/postgres-test-database.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, "..");
@@ -67,4 +69,43 @@ describe("budget shared by real processes on the filesystem store", () => {
     expect(snapshot.settled.tokens).toBe(settledCount * 10);
     expect(snapshot.remaining.calls).toBe(0);
   }, 180_000);
+});
+
+describeWithPostgres("budget shared by real processes on the PostgreSQL store", () => {
+  let schema: string | undefined;
+  afterEach(async () => {
+    if (schema) await dropSchema(schema);
+  });
+
+  it("8 processes × 40 reservations on one scope, through locked updates: no lost update, no overspend", async () => {
+    schema = freshSchemaName();
+    const store = createPostgresStore({ connectionString: testPostgresUrl, schema, poolSize: 2 });
+    expect(store.capabilities.lockedUpdates).toBe(true);
+    // The schema exists before the workers race to migrate it.
+    (await store.migrate())._unsafeUnwrap();
+    const limit = 250;
+    const workers = ["1", "2", "3", "4", "5", "6", "7", "8"];
+    const reports = await Promise.all(workers.map((worker) => runWorker([`postgres:${schema!}`, String(limit), "40", worker])));
+    for (const report of reports) expect(report.failed).toEqual([]);
+    const granted = reports.flatMap((report) => report.granted);
+    const refused = reports.flatMap((report) => report.refused);
+    expect(new Set(granted).size).toBe(granted.length);
+    // No overspend, and no lost update: refusals come only at the limit, so exactly the limit is granted.
+    expect(granted.length).toBe(limit);
+    expect(refused.length).toBe(workers.length * 40 - limit);
+    for (const refusal of refused) expect(refusal).toEqual({ code: "budget_exceeded", limitingScope: "shared", dimension: "calls" });
+
+    const snapshot = (await createBudget({ store }).scope("shared", { limits: { calls: limit, tokens: limit * 100 } }).snapshot())._unsafeUnwrap();
+    const settledCount = reports.reduce((sum, report) => sum + Math.floor(report.granted.length / 2), 0);
+    expect(snapshot.reserved.calls + snapshot.settled.calls).toBe(limit);
+    expect(snapshot.settled.calls).toBe(settledCount);
+    expect(snapshot.openReservations).toBe(limit - settledCount);
+    expect(snapshot.settled.tokens).toBe(settledCount * 10);
+    expect(snapshot.reserved.tokens).toBe((limit - settledCount) * 10);
+    expect(snapshot.remaining.calls).toBe(0);
+    // Every reservation granted is in the ledger: open, or closed with its settle.
+    const open = (await createBudget({ store }).scope("shared", { limits: { calls: limit, tokens: limit * 100 } }).openReservations())._unsafeUnwrap();
+    expect(open).toHaveLength(limit - settledCount);
+    await store.close();
+  }, 240_000);
 });

@@ -1,36 +1,61 @@
 /**
- * A worker process for the multi-process budget test: opens the filesystem store at `dir`,
- * declares scope `shared` with a calls limit, makes `count` reservations against it (settling
- * every other one granted) and prints one JSON line with what it was granted and refused.
+ * A worker process for the multi-process budget tests and bench. It opens the store `store`
+ * names (`fs:<dir>`, `postgres:<schema>`, `postgres-cas:<schema>`: see `budget-store.ts`; a bare
+ * directory is `fs:<dir>`), declares scope `shared` with a calls limit, and prints one JSON line
+ * with what it was granted and refused.
  *
- * Usage: node --import tsx --conditions=@keel/source test/support/budget-reserve-worker.ts <dir> <limit> <count> <worker>
+ * - `count` mode (a number): makes `count` reservations, settling every other one granted.
+ * - timed mode (`for:<ms>`): once connected it prints `ready` and waits for a line on stdin (so
+ *   that every worker starts together), then for `ms` reserves and settles pairs, one after
+ *   another; the report adds the pairs done and the seconds they took.
+ *
+ * Usage: node --import tsx --conditions=@keel/source test/support/budget-reserve-worker.ts <store> <limit> <count | for:<ms>> <worker>
  */
 import { createBudget } from "@keel/budget";
-import { createFsStore } from "@keel/store-fs";
+import { openWorkerStore } from "./budget-store.js";
 
-const [dir, limitText, countText, worker] = process.argv.slice(2);
+const [storeSpec, limitText, countText, worker] = process.argv.slice(2);
 const limit = Number(limitText);
-const count = Number(countText);
-const store = createFsStore({ dir: dir! });
+const { store, close } = openWorkerStore(storeSpec!.includes(":") ? storeSpec! : `fs:${storeSpec}`);
 const budget = createBudget({ store });
 const shared = budget.scope("shared", { limits: { calls: limit, tokens: limit * 100 } });
 
 const granted: string[] = [];
 const refused: { code: string; limitingScope: unknown; dimension: unknown }[] = [];
 const failed: { code: string; message: string }[] = [];
-for (let index = 0; index < count; index++) {
+
+/** Reserves once (settling when `settle` says so); false when the reservation failed otherwise than by the limit. */
+async function reserveOnce(settle: (granted: number) => boolean): Promise<boolean> {
   const result = await shared.reserve({ calls: 1, tokens: 10 });
   if (result.isOk()) {
     granted.push(result.value.id);
-    if (granted.length % 2 === 0) {
+    if (settle(granted.length)) {
       const settled = await result.value.settle({ tokens: 7 });
       if (settled.isErr()) failed.push({ code: settled.error.code, message: settled.error.message });
     }
-  } else if (result.error.code === "budget_exceeded") {
-    refused.push({ code: result.error.code, limitingScope: result.error.details["limitingScope"], dimension: result.error.details["dimension"] });
-  } else {
-    failed.push({ code: result.error.code, message: result.error.message });
+    return true;
   }
+  if (result.error.code === "budget_exceeded") {
+    refused.push({ code: result.error.code, limitingScope: result.error.details["limitingScope"], dimension: result.error.details["dimension"] });
+    return true;
+  }
+  failed.push({ code: result.error.code, message: result.error.message });
+  return false;
 }
-await store.close();
-process.stdout.write(`${JSON.stringify({ worker, granted, refused, failed })}\n`);
+
+let timing = {};
+if (countText!.startsWith("for:")) {
+  // One read before the start, so that connecting and migrating are not timed.
+  await shared.snapshot();
+  process.stdout.write("ready\n");
+  await new Promise((resolve) => process.stdin.once("data", resolve));
+  process.stdin.destroy();
+  const started = performance.now();
+  const until = started + Number(countText!.slice(4));
+  while (performance.now() < until && failed.length === 0) await reserveOnce(() => true);
+  timing = { pairs: granted.length, seconds: (performance.now() - started) / 1000 };
+} else {
+  for (let index = 0; index < Number(countText); index++) await reserveOnce((count) => count % 2 === 0);
+}
+await close();
+process.stdout.write(`${JSON.stringify({ worker, granted, refused, failed, ...timing })}\n`);
