@@ -1,0 +1,3 @@
+export { instrumentKeel, KEEL_OTEL_SCOPE } from "./instrument-keel.js";
+export type { KeelInstrumentation } from "./instrument-keel.js";
+export type { KeelEventSource, KeelOtelOptions, TracedTurn } from "./otel-options.js";

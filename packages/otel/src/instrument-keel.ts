@@ -1,0 +1,270 @@
+import { KeelError, validateOrThrow, type EventBus, type KeelEvent, type KeelEventMap } from "@keel/core";
+import { context, createContextKey, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer } from "@opentelemetry/api";
+import { spanEventOf, turnAttributes, workSessionTurnAttributes } from "./internal/event-attributes.js";
+import { epoch, ERROR_TYPE, GEN_AI, KEEL, OPERATION } from "./internal/semconv.js";
+import { createWorkflowSpans } from "./internal/workflow-spans.js";
+import {
+  KeelEventSourceSchema,
+  KeelOtelOptionsSchema,
+  TracedTurnSchema,
+  type KeelEventSource,
+  type KeelOtelOptions,
+  type TracedTurn,
+} from "./otel-options.js";
+
+/** The instrumentation scope name of Keel's spans. */
+export const KEEL_OTEL_SCOPE = "@keel/otel";
+
+/** What {@link instrumentKeel} returns. */
+export interface KeelInstrumentation {
+  /**
+   * Runs one role turn inside its `invoke_agent {role}` span, made the active span while `run`
+   * runs: the turn's events (`role.session.turn`, budget decisions, `agent.io.*`,
+   * `work.session.*`) land on it exactly, and the spans an agent SDK emits in-process during the
+   * turn nest under it. The span ends when `run`'s result settles; an `Err` result (neverthrow) or
+   * a rejection sets its status to ERROR with the KeelError code as `error.type`. Returns `run`'s
+   * result unchanged. Bad `turn` throws `invalid_input`.
+   *
+   * @example
+   * ```ts
+   * const input = { missionId: "m1", role: "engineer", prompt: "Fix the bug" };
+   * const result = await otel.traceTurn(input, () => keel.runRoleTurn(input));
+   * ```
+   */
+  traceTurn<T>(turn: TracedTurn, run: () => T): T;
+  /** Stops listening and ends every span still open (at the current time). Calling it twice is harmless. */
+  uninstrument(): void;
+}
+
+/** A turn span and what is known of it. */
+interface TurnState {
+  span: Span;
+  missionId: string | undefined;
+  role: string;
+  /** Set once the turn's `role.session.turn` arrived. */
+  reported: boolean;
+}
+
+const TURN = createContextKey("keel.otel.turn");
+const turnKey = (missionId: string | null, role: string): string => `${missionId ?? ""}\u0000${role}`;
+
+/** The tool name of a file access event: `read`, `write` or `search`. */
+const toolOf = (type: "agent.io.read" | "agent.io.write" | "agent.io.search"): string => type.slice("agent.io.".length);
+
+/**
+ * Subscribes to a Keel event bus and turns its events into OpenTelemetry spans on the host's
+ * tracer provider (`@opentelemetry/api` only: the host installs and configures the SDK; with
+ * none registered everything is a no-op).
+ *
+ * - a role turn is an `invoke_agent {role}` span with the GenAI usage, model and conversation
+ *   attributes and Keel's `keel.session.*`, `keel.capsule.path`, `keel.prompt.bytes`;
+ * - each file access (`agent.io.read` / `write` / `search`) an `execute_tool {tool}` child span;
+ * - budget and capacity decisions and warnings events on the turn's span;
+ * - a workflow run an `invoke_workflow` span with one `stage {id}` child per stage;
+ * - a closed work session a `work_session` span over its window, with its totals.
+ *
+ * Spans parent to the span active when the event was emitted (the host's). Wrap each turn with
+ * {@link KeelInstrumentation.traceTurn} to have the turn's span active during the turn (agent SDK
+ * spans then nest under it, and failed or refused turns get an ERROR status); without it the
+ * turn's span is built when the turn ends, from its `role.session.turn`. No prompt, answer or
+ * note text is recorded unless `captureContent`. Bad arguments throw `invalid_input`.
+ *
+ * @example
+ * ```ts
+ * const otel = instrumentKeel(keel, { providers: { "claude-code": "anthropic" } });
+ * // ... run turns ...
+ * otel.uninstrument();
+ * ```
+ */
+export function instrumentKeel(source: KeelEventSource, options: KeelOtelOptions = {}): KeelInstrumentation {
+  const checked = validateOrThrow(KeelEventSourceSchema, source, "event source of instrumentKeel");
+  const valid = validateOrThrow(KeelOtelOptionsSchema, options, "options of instrumentKeel");
+  const bus: EventBus = "events" in checked && typeof (checked as { on?: unknown }).on !== "function" ? checked.events : (checked as EventBus);
+  const tracer: Tracer = valid.tracer ?? trace.getTracer(KEEL_OTEL_SCOPE);
+  const captureContent = valid.captureContent ?? false;
+  const providers = valid.providers ?? {};
+  const settleMs = valid.turnSettleMs ?? 2000;
+  const workflows = createWorkflowSpans(tracer);
+  /** Turn spans built from events alone, open for the turn's later events. */
+  const pending = new Map<string, { state: TurnState; endAt: number; timer: ReturnType<typeof setTimeout> }>();
+  /** Spans started by traceTurn and not ended yet. */
+  const traced = new Set<TurnState>();
+  let active = true;
+
+  const endPending = (key: string): void => {
+    const open = pending.get(key);
+    if (!open) return;
+    clearTimeout(open.timer);
+    pending.delete(key);
+    open.state.span.end(epoch(open.endAt));
+  };
+
+  /** The turn an event belongs to: the traced turn in context, else an event-built one. */
+  const turnOf = (missionId: string | null, role: string): TurnState | undefined => {
+    const current = context.active().getValue(TURN) as TurnState | undefined;
+    if (current && current.role === role && (missionId === null || current.missionId === undefined || current.missionId === missionId)) return current;
+    return pending.get(turnKey(missionId, role))?.state;
+  };
+
+  const onTurn = (event: KeelEventMap["role.session.turn"]): void => {
+    const current = context.active().getValue(TURN) as TurnState | undefined;
+    if (current && !current.reported && current.role === event.role && (current.missionId === undefined || current.missionId === event.missionId)) {
+      current.reported = true;
+      current.span.setAttributes(turnAttributes(event, providers));
+      return;
+    }
+    const key = turnKey(event.missionId, event.role);
+    endPending(key);
+    const span = tracer.startSpan(
+      `${OPERATION.invokeAgent} ${event.role}`,
+      {
+        kind: SpanKind.INTERNAL,
+        startTime: epoch(event.at - event.wallMs),
+        attributes: { [GEN_AI.operationName]: OPERATION.invokeAgent, ...turnAttributes(event, providers) },
+      },
+      context.active(),
+    );
+    const state: TurnState = { span, missionId: event.missionId, role: event.role, reported: true };
+    const timer = setTimeout(() => endPending(key), settleMs);
+    timer.unref?.();
+    pending.set(key, { state, endAt: event.at, timer });
+  };
+
+  const onAccess = (event: KeelEventMap["agent.io.read" | "agent.io.write" | "agent.io.search"]): void => {
+    const turn = turnOf(event.missionId, event.role);
+    const parent: Context = turn ? trace.setSpan(context.active(), turn.span) : context.active();
+    const tool = toolOf(event.type);
+    const attributes = {
+      [GEN_AI.operationName]: OPERATION.executeTool,
+      [GEN_AI.toolName]: tool,
+      [GEN_AI.toolType]: "function",
+      [GEN_AI.agentName]: event.role,
+      [KEEL.ioPath]: event.path,
+      [KEEL.ioBytes]: event.bytes,
+      ...(event.skill !== null ? { [KEEL.skill]: event.skill } : {}),
+    };
+    tracer.startSpan(`${OPERATION.executeTool} ${tool}`, { kind: SpanKind.INTERNAL, startTime: epoch(event.at), attributes }, parent).end(epoch(event.at));
+  };
+
+  const onWorkSessionClosed = (event: KeelEventMap["work.session.closed"]): void => {
+    const attributes = {
+      [KEEL.missionId]: event.missionId,
+      [KEEL.workSessionId]: event.sessionId,
+      [KEEL.workSessionTurns]: event.turns,
+      [KEEL.workSessionTasks]: event.tasks,
+      [KEEL.workSessionActiveMinutes]: event.activeMinutes,
+      ...(event.role !== null ? { [GEN_AI.agentName]: event.role } : {}),
+      ...(event.model !== null ? { [GEN_AI.requestModel]: event.model } : {}),
+      ...(event.tokens !== null ? { [KEEL.workSessionTokens]: event.tokens } : {}),
+      ...(event.toolCalls !== null ? { [KEEL.toolCalls]: event.toolCalls } : {}),
+    };
+    tracer.startSpan("work_session", { kind: SpanKind.INTERNAL, startTime: epoch(event.openedAt), attributes }, context.active()).end(epoch(event.closedAt));
+  };
+
+  /** Records an event on its turn's span, else on the active span, else as a zero-length span. */
+  const onOther = (event: KeelEvent): void => {
+    const recorded = spanEventOf(event, captureContent);
+    if (!recorded) return;
+    const owner = "role" in event && typeof event.role === "string" ? turnOf("missionId" in event ? (event.missionId as string | null) : null, event.role) : undefined;
+    const inContext = owner ?? (context.active().getValue(TURN) as TurnState | undefined);
+    const span = inContext?.span ?? trace.getActiveSpan();
+    if (span && span.isRecording()) {
+      span.addEvent(recorded.name, recorded.attributes, epoch(event.at));
+      return;
+    }
+    tracer.startSpan(recorded.name, { kind: SpanKind.INTERNAL, startTime: epoch(event.at), attributes: recorded.attributes }, context.active()).end(epoch(event.at));
+  };
+
+  const listener = (event: KeelEvent): void => {
+    if (!active) return;
+    switch (event.type) {
+      case "role.session.turn":
+        return onTurn(event);
+      case "agent.io.read":
+      case "agent.io.write":
+      case "agent.io.search":
+        return onAccess(event);
+      case "work.session.turn": {
+        const turn = turnOf(event.missionId, event.role);
+        turn?.span.setAttributes(workSessionTurnAttributes(event));
+        // The last event of a runtime turn: an event-built turn span is complete.
+        endPending(turnKey(event.missionId, event.role));
+        return;
+      }
+      case "work.session.closed":
+        return onWorkSessionClosed(event);
+      default:
+        if (event.type.startsWith("workflow.")) return workflows.handle(event as Parameters<typeof workflows.handle>[0]);
+        return onOther(event);
+    }
+  };
+  const unsubscribe = bus.on("*", listener);
+
+  const finish = (state: TurnState, error: unknown): void => {
+    if (!traced.delete(state)) return;
+    if (error !== undefined) {
+      const code = KeelError.is(error) ? error.code : "unknown";
+      state.span.setAttribute(ERROR_TYPE, code);
+      if (KeelError.is(error)) state.span.setAttribute(KEEL.errorCode, error.code);
+      const message = captureContent && error instanceof Error ? error.message : code;
+      state.span.setStatus({ code: SpanStatusCode.ERROR, message });
+    }
+    state.span.end();
+  };
+
+  const settle = (state: TurnState, value: unknown): void => {
+    const result = value as { isErr?: unknown; error?: unknown; value?: unknown } | null;
+    if (result && typeof result === "object" && typeof result.isErr === "function") {
+      if ((result.isErr as () => boolean).call(result)) return finish(state, result.error ?? new Error("error result"));
+      const text = (result.value as { text?: unknown } | undefined)?.text;
+      if (captureContent && typeof text === "string") state.span.setAttribute(GEN_AI.outputMessages, messagesJson("assistant", text));
+    }
+    finish(state, undefined);
+  };
+
+  return {
+    traceTurn<T>(turn: TracedTurn, run: () => T): T {
+      const input = validateOrThrow(TracedTurnSchema, turn, "turn of traceTurn");
+      if (typeof run !== "function") throw new KeelError("invalid_input", "traceTurn needs the turn to run as a function: traceTurn(input, () => keel.runRoleTurn(input))");
+      const attributes = {
+        [GEN_AI.operationName]: OPERATION.invokeAgent,
+        [GEN_AI.agentName]: input.role,
+        ...(input.missionId !== undefined ? { [KEEL.missionId]: input.missionId } : {}),
+        ...(input.taskId !== undefined ? { [KEEL.taskId]: input.taskId } : {}),
+        ...(captureContent && input.prompt !== undefined ? { [GEN_AI.inputMessages]: messagesJson("user", input.prompt) } : {}),
+      };
+      const span = tracer.startSpan(`${OPERATION.invokeAgent} ${input.role}`, { kind: SpanKind.INTERNAL, attributes }, context.active());
+      const state: TurnState = { span, missionId: input.missionId, role: input.role, reported: false };
+      traced.add(state);
+      const scope = trace.setSpan(context.active(), span).setValue(TURN, state);
+      let result: T;
+      try {
+        result = context.with(scope, run);
+      } catch (error) {
+        finish(state, error);
+        throw error;
+      }
+      if (result !== null && typeof result === "object" && typeof (result as { then?: unknown }).then === "function") {
+        (result as unknown as PromiseLike<unknown>).then(
+          (value) => settle(state, value),
+          (error: unknown) => finish(state, error ?? new Error("rejected")),
+        );
+      } else {
+        settle(state, result);
+      }
+      return result;
+    },
+    uninstrument() {
+      if (!active) return;
+      active = false;
+      unsubscribe();
+      for (const key of [...pending.keys()]) endPending(key);
+      workflows.endAll(Date.now());
+    },
+  };
+}
+
+/** One message in the GenAI conventions' JSON form (content capture only). */
+function messagesJson(role: "user" | "assistant", text: string): string {
+  return JSON.stringify([{ role, parts: [{ type: "text", content: text }] }]);
+}
