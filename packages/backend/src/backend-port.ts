@@ -1,6 +1,7 @@
 import type { KeelError } from "@keel/core";
 import type { ResultAsync } from "neverthrow";
 import type { BackendCapabilities } from "./backend-capabilities.js";
+import type { BackendTurnEvent, BackendTurnListener } from "./backend-events.js";
 import type { BackendTurnRequest, BackendTurnResult } from "./backend-turn.js";
 
 /**
@@ -25,6 +26,9 @@ import type { BackendTurnRequest, BackendTurnResult } from "./backend-turn.js";
  * - `too_large` — the prompt or an output line exceeds a limit.
  * - `unavailable` — the command is not installed (or an API is unreachable).
  *
+ * Progress: `runTurn`'s `onEvent` listener receives {@link BackendTurnEvent}s (text, tool calls,
+ * file accesses) while the turn runs.
+ *
  * Every error carries `details.backend`, `details.resumeFailed` and, when one was seen,
  * `details.threadId` — an interrupted fresh turn can still be resumed from it.
  *
@@ -43,7 +47,14 @@ export interface Backend {
   readonly capabilities: BackendCapabilities;
   /**
    * Runs one turn. `signal` aborts it (idempotent: aborting twice, or after the turn ended, does
-   * nothing more).
+   * nothing more): a CLI's process group is killed, an in-process loop is stopped, and the turn
+   * answers `aborted`.
+   *
+   * `onEvent`, when given, receives the turn's text, tool calls and file accesses as the backend
+   * sees them (see {@link BackendTurnEvent}); a backend that cannot see inside its turn never
+   * calls it. It is called synchronously, in stream order, and only before the result settles;
+   * adapters call it through `safeTurnListener`, so a throwing listener never breaks the turn,
+   * and observing never changes the result.
    */
-  runTurn(request: BackendTurnRequest, signal?: AbortSignal): ResultAsync<BackendTurnResult, KeelError>;
+  runTurn(request: BackendTurnRequest, signal?: AbortSignal, onEvent?: BackendTurnListener): ResultAsync<BackendTurnResult, KeelError>;
 }

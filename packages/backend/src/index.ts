@@ -1,6 +1,8 @@
 export type { BackendCapabilities, BackendInstructionDelivery, BackendSkillDelivery, BackendUsageSupport } from "./backend-capabilities.js";
 export type { BackendFileAccess, BackendFileOperation, BackendTurnRequest, BackendTurnResult } from "./backend-turn.js";
 export type { Backend } from "./backend-port.js";
+export type { BackendFileAccessEvent, BackendTextEvent, BackendToolCallEvent, BackendTurnEvent, BackendTurnListener } from "./backend-events.js";
+export { safeTurnListener } from "./backend-events.js";
 export {
   BackendTurnRequestSchema,
   MAX_RESUME_STATE_BYTES,

@@ -1,9 +1,11 @@
 import {
   backendError,
+  safeTurnListener,
   validateBackendTurnRequest,
   withBackendContext,
   type Backend,
   type BackendCapabilities,
+  type BackendTurnListener,
   type BackendTurnRequest,
   type BackendTurnResult,
 } from "@keel/backend";
@@ -13,6 +15,7 @@ import { z } from "zod";
 import { withPlainEnv } from "./plain-env.js";
 import { runProcess } from "./process-runner.js";
 import type { StreamParser } from "./stream-parser.js";
+import { createFindingsObserver } from "./stream-progress.js";
 import { decideTurnOutcome, type ParsedTurn, type TurnOutcomeRules } from "./turn-outcome.js";
 
 /**
@@ -160,7 +163,8 @@ export function promptArgument(prompt: string): string {
  * Builds a {@link Backend} from a {@link CliAdapter}: validates the request (`invalid_input`),
  * refuses a thread on a fresh-only adapter (`unsupported`) and an over-long prompt
  * (`too_large`), runs the CLI through {@link runProcess} and classifies the result with
- * {@link decideTurnOutcome}. Errors carry `details.backend` and the thread id seen so far.
+ * {@link decideTurnOutcome}. With an `onEvent` listener, each stdout line's new tool calls, file
+ * accesses and answer text are reported as they arrive ({@link createFindingsObserver}). Errors carry `details.backend` and the thread id seen so far.
  * Throws `invalid_input` at once for bad options.
  */
 export function createCliBackend(adapter: CliAdapter, options: CliBackendOptions = {}): Backend {
@@ -168,7 +172,7 @@ export function createCliBackend(adapter: CliAdapter, options: CliBackendOptions
   const command = settings.command ?? adapter.defaultCommand;
   const maxPromptBytes = settings.maxPromptBytes ?? DEFAULT_MAX_PROMPT_BYTES;
 
-  const runTurn = (input: BackendTurnRequest, signal?: AbortSignal): ResultAsync<BackendTurnResult, KeelError> => {
+  const runTurn = (input: BackendTurnRequest, signal?: AbortSignal, onEvent?: BackendTurnListener): ResultAsync<BackendTurnResult, KeelError> => {
     const valid = validateBackendTurnRequest(input);
     if (valid.isErr()) return errAsync(withBackendContext(valid.error, adapter.id, null));
     const request = valid.value;
@@ -199,6 +203,7 @@ export function createCliBackend(adapter: CliAdapter, options: CliBackendOptions
     return adapter.buildInvocation(context).andThen((invocation) => {
       const resumeState = resumeThreadId === null ? null : (request.resumeState ?? null);
       const parser = adapter.createParser({ resumeThreadId, assignedThreadId, resumeState });
+      const observe = onEvent ? createFindingsObserver(() => parser.findings(), safeTurnListener(onEvent)) : undefined;
       const run = runProcess({
         command,
         args: [...(settings.commandArgs ?? []), ...invocation.args],
@@ -207,7 +212,10 @@ export function createCliBackend(adapter: CliAdapter, options: CliBackendOptions
         ...(invocation.stdin === undefined ? {} : { stdin: invocation.stdin }),
         timeoutMs: request.timeoutMs,
         ...(signal ? { signal } : {}),
-        onLine: (line) => parser.push(line),
+        onLine: (line) => {
+          parser.push(line);
+          observe?.();
+        },
         ...(settings.maxLineBytes === undefined ? {} : { maxLineBytes: settings.maxLineBytes }),
         ...(settings.maxStderrBytes === undefined ? {} : { maxStderrBytes: settings.maxStderrBytes }),
         ...(settings.killGraceMs === undefined ? {} : { killGraceMs: settings.killGraceMs }),

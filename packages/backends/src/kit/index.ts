@@ -7,6 +7,7 @@ export type { JsonEvent, StreamParser } from "./stream-parser.js";
 export { decideTurnOutcome, emptyFindings } from "./turn-outcome.js";
 export { TRANSIENT_FAILURE_PATTERNS, isTransientFailure } from "./transient-failure.js";
 export { withPlainEnv } from "./plain-env.js";
+export { createFindingsObserver } from "./stream-progress.js";
 export type { ParsedTurn, StreamFindings, TurnExit, TurnOutcomeRules } from "./turn-outcome.js";
 export { addStepUsage, asArray, asNumber, asRecord, asString, captureThreadId, errorMessage, idField, setTurnUsage, textOfContent } from "./loose-json.js";
 export type { Loose } from "./loose-json.js";

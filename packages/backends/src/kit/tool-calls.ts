@@ -17,6 +17,7 @@ export interface ToolFileAccess {
  */
 export function recordToolCall(findings: StreamFindings, tool: string, accesses: readonly ToolFileAccess[] = []): void {
   findings.toolCalls += 1;
+  (findings.toolNames ??= []).push(tool);
   for (const access of accesses) {
     if (access.path.trim() === "") continue;
     const entry: BackendFileAccess = { op: access.op, path: access.path, tool };

@@ -18,6 +18,11 @@ export interface StreamFindings {
   fileAccess: BackendFileAccess[];
   /** Tool calls seen (every tool, file or not). */
   toolCalls: number;
+  /**
+   * The tool name of each call seen, in order (`recordToolCall` keeps it; progress events report
+   * it). Optional so that findings built by hand without it stay valid.
+   */
+  toolNames?: string[];
   /** What the adapter wants the host to keep with the thread (`BackendTurnResult.resumeState`), or `null`. */
   resumeState: JsonObject | null;
   /** Whether the CLI's terminal event (e.g. Claude's `result`) was seen. */
@@ -42,6 +47,7 @@ export function emptyFindings(): StreamFindings {
     usage: emptyUsage(),
     fileAccess: [],
     toolCalls: 0,
+    toolNames: [],
     resumeState: null,
     terminal: false,
     inBandError: null,
