@@ -8,6 +8,8 @@ export { RoleTurnInputSchema } from "./role-turn.js";
 export type { RoleTurnInput, RoleTurnResult, RuntimeWarning } from "./role-turn.js";
 export { createRoundRunner, readVerdict } from "./round.js";
 export type { RoundContext, RoundInput, RoundResult, RoundRoleInput } from "./round.js";
+export { TurnOptionsSchema, turnProgress } from "./turn-options.js";
+export type { RoleTurnProgress, TurnOptions, TurnProgressStream } from "./turn-options.js";
 export { openStore, parseStoreUrl, redactStoreUrl } from "./store-url.js";
 export type { OpenStoreOptions, StoreLocation } from "./store-url.js";
 export { RuntimeWorkSessionOptionsSchema, countToolCalls } from "./work-session-runtime.js";

@@ -10,6 +10,7 @@ import type { ResultAsync } from "neverthrow";
 import { KeelOptionsSchema, type KeelOptions } from "./keel-options.js";
 import type { RoleTurnInput, RoleTurnResult } from "./role-turn.js";
 import { createRoundRunner, type RoundInput, type RoundResult } from "./round.js";
+import type { TurnOptions } from "./turn-options.js";
 import { redactStoreUrl } from "./store-url.js";
 import { createWorkSessionRuntime, type KeelWorkSessions } from "./work-session-runtime.js";
 import { createLateStore } from "./internal/late-store.js";
@@ -44,13 +45,23 @@ export interface Keel extends KeelWorkSessions {
    * `work.session.turn` event either way. The mission checkpoint placeholder is created on the
    * mission's first turn.
    *
-   * Errors: `invalid_input`, `no_session`, `capacity_refused`, `budget_exceeded` (nothing ran), and the backend's own
-   * (`backend_failed`, `timeout`, `aborted`, `unavailable`, `corrupt`, `resume_failed` when the
+   * `options.signal` aborts the turn: the backend's process group or in-process loop ends, the
+   * reservation is settled with the time used, and the turn answers `aborted`.
+   * `options.onProgress` receives the backend's text, tool calls and file accesses as they arrive
+   * (see {@link TurnOptions}); neither changes the result of a turn that finishes.
+   *
+   * Errors: `invalid_input`, `no_session`, `capacity_refused`, `budget_exceeded` (nothing ran),
+   * `aborted` (the signal fired; before the start, nothing ran), and the backend's own
+   * (`backend_failed`, `timeout`, `unavailable`, `corrupt`, `resume_failed` when the
    * fresh retry failed too).
    */
-  runRoleTurn(input: RoleTurnInput): ResultAsync<RoleTurnResult, KeelError>;
-  /** Runs planner, engineer and reviewer in order and emits `round.review.completed` with the verdict. */
-  runRound(input: RoundInput): ResultAsync<RoundResult, KeelError>;
+  runRoleTurn(input: RoleTurnInput, options?: TurnOptions): ResultAsync<RoleTurnResult, KeelError>;
+  /**
+   * Runs planner, engineer and reviewer in order and emits `round.review.completed` with the
+   * verdict. `options` reach each of the three turns: an abort ends the current one (`aborted`)
+   * and starts no other; progress events name their `role`.
+   */
+  runRound(input: RoundInput, options?: TurnOptions): ResultAsync<RoundResult, KeelError>;
   /** Waits for turns in flight, releases leases and closes the store if the runtime opened it. */
   close(): Promise<void>;
 }

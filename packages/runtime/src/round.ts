@@ -2,6 +2,7 @@ import { validate, type EventBus, type KeelError } from "@keel/core";
 import { ResultAsync, errAsync } from "neverthrow";
 import { z } from "zod";
 import type { RoleTurnInput, RoleTurnResult } from "./role-turn.js";
+import { TurnOptionsSchema, type TurnOptions } from "./turn-options.js";
 
 /** What the roles of a round have produced so far. */
 export interface RoundContext {
@@ -72,14 +73,19 @@ export function readVerdict(text: string): string {
   return match ? match[1]!.toLowerCase() : "none";
 }
 
-/** Makes `runRound` from a `runRoleTurn`. */
+/**
+ * Makes `runRound` from a `runRoleTurn`. The round's {@link TurnOptions} are passed to each turn
+ * as they are: an aborted signal fails the turn in progress with `aborted`, and the round stops there.
+ */
 export function createRoundRunner(parts: {
-  runRoleTurn: (input: RoleTurnInput) => ResultAsync<RoleTurnResult, KeelError>;
+  runRoleTurn: (input: RoleTurnInput, options?: TurnOptions) => ResultAsync<RoleTurnResult, KeelError>;
   events: EventBus;
-}): (input: RoundInput) => ResultAsync<RoundResult, KeelError> {
-  return (input) => {
+}): (input: RoundInput, options?: TurnOptions) => ResultAsync<RoundResult, KeelError> {
+  return (input, options = {}) => {
     const checked = validate(RoundSchema, input, "round");
     if (checked.isErr()) return errAsync(checked.error);
+    const checkedOptions = validate(TurnOptionsSchema, options, "round options");
+    if (checkedOptions.isErr()) return errAsync(checkedOptions.error);
     const context: RoundContext = { round: input.round };
     const step = (part: RoundRoleInput, fallbackRole: string) => {
       const prompt = typeof part.prompt === "function" ? part.prompt(context) : part.prompt;
@@ -92,7 +98,7 @@ export function createRoundRunner(parts: {
         ...(input.branch !== undefined ? { branch: input.branch } : {}),
         ...(part.backend !== undefined ? { backend: part.backend } : {}),
         ...(part.model !== undefined ? { model: part.model } : {}),
-      });
+      }, options);
     };
     return step(input.planner, "planner").andThen((planner) => {
       context.planner = planner;

@@ -9,6 +9,7 @@ import { buildRolePrompt, readReportLines } from "../prompt-builder.js";
 import type { RuntimeWarning } from "../role-turn.js";
 import { readResumeState, writeResumeState } from "./backend-thread-state.js";
 import type { CheckedTurn } from "./turn-plan.js";
+import type { TurnControls } from "./turn-runner.js";
 import type { TurnSkills } from "./turn-skills.js";
 import { warnOnError, type Warned } from "./turn-warnings.js";
 
@@ -21,6 +22,8 @@ export interface AttemptContext {
   turn: CheckedTurn;
   backend: Backend;
   skills: TurnSkills;
+  /** The caller's abort signal and progress listener, passed to the backend as they are. */
+  controls: TurnControls;
 }
 
 /** A finished attempt: the outcome the session records, the backend's own result, the warnings raised. */
@@ -74,7 +77,7 @@ export function runAttempt(context: AttemptContext, plan: TurnPlan): ResultAsync
           ...(context.skills.skillPaths.length > 0 ? { skillPaths: context.skills.skillPaths } : {}),
         };
         return backend
-          .runTurn(request)
+          .runTurn(request, context.controls.signal, context.controls.onEvent)
           .mapErr((error): AttemptFailed => ({ error, warnings: before }))
           .andThen((result) =>
             warnOnError(writeResumeState(store, turn.missionId, turn.role, backend.id, result.threadId, result.resumeState), undefined, "backend", "write_resume_state")

@@ -8,6 +8,7 @@ import type { KeelOptions } from "../keel-options.js";
 import type { RuntimeWarning } from "../role-turn.js";
 import { runAttempt, type AttemptContext } from "./turn-attempt.js";
 import type { CheckedTurn } from "./turn-plan.js";
+import type { TurnControls } from "./turn-runner.js";
 import { prepareSkills, type TurnSkills } from "./turn-skills.js";
 
 /** The runtime's parts a backend turn uses. */
@@ -39,9 +40,9 @@ export interface TurnRun {
  * session plans the action and runs an attempt (a thread that cannot be resumed is dropped and
  * the turn retried fresh from the capsule). Returns the result and every warning as data.
  */
-export function runBackendTurn(parts: TurnRunParts, turn: CheckedTurn, backend: Backend): ResultAsync<TurnRun, KeelError> {
+export function runBackendTurn(parts: TurnRunParts, turn: CheckedTurn, backend: Backend, controls: TurnControls): ResultAsync<TurnRun, KeelError> {
   return prepareSkills(parts.skills, turn.role, backend, parts.cwd).andThen(({ value: skills, warnings: skillWarnings }) => {
-    const context: AttemptContext = { ...parts, turn, backend, skills };
+    const context: AttemptContext = { ...parts, turn, backend, skills, controls };
     // The session's `execute` can return only the outcome: each attempt's record is kept here, in order.
     const attempts: { warnings: RuntimeWarning[]; backendResult?: BackendTurnResult }[] = [];
     const execute = (plan: TurnPlan): ResultAsync<TurnOutcome, KeelError> =>

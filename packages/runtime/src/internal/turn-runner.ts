@@ -1,8 +1,9 @@
-import type { Clock, KeelError } from "@keel/core";
-import type { Backend } from "@keel/backend";
-import type { Budget } from "@keel/budget";
+import { KeelError, validate, type Clock } from "@keel/core";
+import { safeTurnListener, type Backend, type BackendTurnListener } from "@keel/backend";
+import type { Budget, Reservation } from "@keel/budget";
 import { errAsync, okAsync, type ResultAsync } from "neverthrow";
 import type { RoleTurnResult } from "../role-turn.js";
+import { TurnOptionsSchema, type TurnOptions } from "../turn-options.js";
 import type { WorkSessionRuntime } from "../work-session-runtime.js";
 import { declareScopes } from "./turn-budget.js";
 import { planRoleTurn, type TurnPlanSettings } from "./turn-plan.js";
@@ -19,17 +20,30 @@ export interface RoleTurnRunnerParts {
   settle: TurnSettleParts;
 }
 
+/** What a backend attempt gets from the caller's {@link TurnOptions}: the signal and the listener, ready to pass on. */
+export interface TurnControls {
+  signal: AbortSignal | undefined;
+  onEvent: BackendTurnListener | undefined;
+}
+
 /**
  * `Keel.runRoleTurn`: plan (pure) → declare the budget scopes → capacity gate → mission
  * checkpoint → reserve → run the backend turn → settle. A failure after the reservation abandons
- * it; each step hands its warnings on as data, and the result lists them in step order.
+ * it, except an abort, whose reservation is settled with the time used; each step hands its
+ * warnings on as data, and the result lists them in step order.
  */
-export function createRoleTurnRunner(parts: RoleTurnRunnerParts): (input: unknown) => ResultAsync<RoleTurnResult, KeelError> {
+export function createRoleTurnRunner(parts: RoleTurnRunnerParts): (input: unknown, options?: TurnOptions) => ResultAsync<RoleTurnResult, KeelError> {
   const { workSessions } = parts;
-  return (input) => {
+  return (input, options = {}) => {
     const planned = planRoleTurn(input, parts.plan);
     if (planned.isErr()) return errAsync(planned.error);
-    const { turn, backend, reserve } = planned.value;
+    const checkedOptions = validate(TurnOptionsSchema, options, "turn options");
+    if (checkedOptions.isErr()) return errAsync(checkedOptions.error);
+    const { turn, backend, backendId, reserve } = planned.value;
+    const { signal, onProgress } = options;
+    if (signal?.aborted) return errAsync(abortedBeforeStart(turn.missionId, turn.role, backendId));
+    const progress = onProgress ? safeTurnListener((event) => onProgress({ ...event, missionId: turn.missionId, role: turn.role, backend: backendId })) : undefined;
+    const controls: TurnControls = { signal, onEvent: progress };
     const scope = declareScopes(parts.budget, planned.value.scopes);
     if (scope.isErr()) return errAsync(scope.error);
     const startedAt = parts.clock.now();
@@ -38,10 +52,30 @@ export function createRoleTurnRunner(parts: RoleTurnRunnerParts): (input: unknow
       .andThen(() => workSessions.ensureMissionCheckpoint(turn.missionId))
       .andThen((warnings) =>
         scope.value.reserve(reserve).andThen((reservation) =>
-          runBackendTurn(parts.run, turn, backend)
+          runBackendTurn(parts.run, turn, backend, controls)
             .andThen((run) => settleRoleTurn(parts.settle, { turn, reservation, run, startedAt, warnings }))
-            .orElse((error) => reservation.abandon().orElse(() => okAsync(undefined)).andThen(() => errAsync(error))),
+            .orElse((error) =>
+              closeFailed(reservation, error, parts.clock)
+                .orElse(() => okAsync(undefined))
+                .andThen(() => errAsync(error)),
+            ),
         ),
       );
   };
+}
+
+/**
+ * Closes the reservation of a turn that failed: an aborted turn is settled with the time it used
+ * (its tokens and cost are unknown, so they stay charged as reserved); any other failure abandons
+ * it (the outcome is unknown, the whole reservation stays charged).
+ */
+function closeFailed(reservation: Reservation, error: KeelError, clock: Clock): ResultAsync<unknown, KeelError> {
+  if (error.code !== "aborted") return reservation.abandon();
+  return reservation.settle({ tokens: null, timeMs: Math.max(0, clock.now() - reservation.reservedAt), costMicroUsd: null });
+}
+
+function abortedBeforeStart(missionId: string, role: string, backend: string): KeelError {
+  return new KeelError("aborted", `the ${role} turn of mission "${missionId}" was aborted before it started: nothing ran`, {
+    details: { missionId, role, backend },
+  });
 }
