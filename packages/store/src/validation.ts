@@ -61,11 +61,18 @@ export function validateLeaseName(name: unknown): Result<string, KeelError> {
  * `too_large` and `invalid_input` are reported before anything is written.
  */
 export function encodeValue(value: unknown, maxBytes: number, what = "value"): Result<{ text: string; bytes: number }, KeelError> {
-  const problem = findNonJson(value);
+  let problem: string | undefined;
+  let text = "";
+  try {
+    problem = findNonJson(value);
+    if (problem === undefined) text = JSON.stringify(value);
+  } catch (error) {
+    // A getter that throws (a host's proxy): not plain JSON.
+    problem = `reading it threw: ${error instanceof Error ? error.message : String(error)}`;
+  }
   if (problem !== undefined) {
     return err(new KeelError("invalid_input", `${what} is not plain JSON: ${problem}`, { details: { problem } }));
   }
-  const text = JSON.stringify(value);
   const bytes = utf8Bytes(text);
   if (bytes > maxBytes) {
     return err(
