@@ -14,6 +14,8 @@ import { adminQuery, dropSchema, freshSchemaName, probeTestPostgres, testPostgre
  * @keel/langgraph beside LangGraph's own SqliteSaver and PostgresSaver, in one run.
  * put + getTuple: one step of a graph (a checkpoint with a growing "messages" channel and a
  * changing "step" channel, then the latest read back). list: 1,000 checkpoints of one thread.
+ * The chat shape (issue 31 §4): a message appended to "messages" at every step, 50 steps per
+ * thread, as a chat agent writes; its list row lists the same 1,000-checkpoint thread.
  *
  * Durability, compared honestly: SqliteSaver opens better-sqlite3 in WAL mode and sets no
  * `synchronous`, so it runs at better-sqlite3's compiled default for WAL, NORMAL
@@ -66,6 +68,20 @@ async function putAndGet(saver: BaseCheckpointSaver, thread: string, state: { co
   await saver.getTuple({ configurable: { thread_id: thread } });
 }
 
+/** The chat shape (issue 31 §4): 50 steps per thread, each appending one message to `messages`, as a chat agent's graph does. */
+const CHAT_STEPS = 50;
+const chatMessages = Array.from({ length: CHAT_STEPS }, (_, index) => ({ role: index % 2 === 0 ? "user" : "assistant", content: `turn ${index} ${"x".repeat(200)}` }));
+
+async function chatPutAndGet(saver: BaseCheckpointSaver, threadBase: string, state: { config: RunnableConfig; index: number }): Promise<void> {
+  const at = state.index % CHAT_STEPS;
+  const thread = `${threadBase}-${Math.floor(state.index / CHAT_STEPS)}`;
+  const config = at === 0 ? { configurable: { thread_id: thread } } : state.config;
+  const checkpoint: Checkpoint = { ...emptyCheckpoint(), id: uuid6(-1), channel_values: { messages: chatMessages.slice(0, at + 1), step: at }, channel_versions: { messages: at + 1, step: at + 1 } };
+  state.config = await saver.put(config, checkpoint, metadata, { messages: at + 1, step: at + 1 });
+  state.index += 1;
+  await saver.getTuple({ configurable: { thread_id: thread } });
+}
+
 async function fill(saver: BaseCheckpointSaver, thread: string, count: number, history: History = messages): Promise<void> {
   let config: RunnableConfig = { configurable: { thread_id: thread } };
   for (let index = 0; index < count; index += 1) config = await saver.put(config, step(index, history), metadata, index === 0 ? { messages: 1, step: 1 } : { step: index + 1 });
@@ -112,7 +128,7 @@ for (const [name, saver] of savers) if (saver) await fill(saver, "list-1000-lang
  * printed as the median over the rounds with its quartiles. Run once with the history as plain
  * JSON, once as LangChain message objects (revived by the serializer on both sides, one by one).
  */
-async function interleaved(rounds: number, history: History, title: string): Promise<void> {
+async function interleaved(rounds: number, history: History | "chat", title: string): Promise<void> {
   const pairs: [string, BaseCheckpointSaver | undefined, BaseCheckpointSaver | undefined][] = [
     ["SQLite, synchronous normal (as SqliteSaver)", keelSqliteNormal, sqliteSaver],
     ["SQLite, synchronous full (Keel's default)", keelSqlite, sqliteSaver],
@@ -129,8 +145,12 @@ async function interleaved(rounds: number, history: History, title: string): Pro
         const started = performance.now();
         if (kind === "step") {
           const steps = stepsOf(saver);
-          for (let step = 0; step < steps; step++) await putAndGet(saver, `interleaved-${title}-${name.replace(/\W+/g, "-")}`, states.get(name)!, history);
-        } else if ((await listAll(saver, history === messages ? "list-1000" : "list-1000-langchain")) !== 1000) {
+          const thread = `interleaved-${title.replace(/\W+/g, "-")}-${name.replace(/\W+/g, "-")}`;
+          for (let step = 0; step < steps; step++) {
+            if (history === "chat") await chatPutAndGet(saver, thread, states.get(name)!);
+            else await putAndGet(saver, thread, states.get(name)!, history);
+          }
+        } else if ((await listAll(saver, history === "chat" || history === messages ? "list-1000" : "list-1000-langchain")) !== 1000) {
           throw new Error(`${name} listed the wrong number of checkpoints`);
         }
         if (round >= 0) times[kind].get(name)!.push(performance.now() - started); // round -1: warm-up
@@ -155,6 +175,7 @@ async function interleaved(rounds: number, history: History, title: string): Pro
 const rounds = Number(process.env.KEEL_BENCH_LANGGRAPH_ROUNDS ?? 12);
 await interleaved(rounds, messages, "history as plain JSON");
 await interleaved(rounds, langchainMessages, "history as LangChain messages");
+await interleaved(rounds, "chat", "chat shape (a message appended to messages at every step, 50 steps per thread)");
 
 afterAll(async () => {
   await keelSqliteStore.close();
