@@ -21,6 +21,7 @@ describeWithPostgres("postgres store behind PgBouncer (transaction pooling)", ()
     name: "postgres via pgbouncer",
     batchWrites: true,
     pageReads: true,
+    lockedUpdates: true,
     // Lease-expiry tests need every call inside the TTL: a loaded database server is slower than a file.
     shortTtlMs: 500,
     create: async () => createPostgresStore({ connectionString: bouncer.url, schema: freshSchemaName(), poolSize: 3 }),
