@@ -1,6 +1,5 @@
 import { KeelError, validate } from "@keel/core";
-import type { TranscriptContext, TranscriptEntry, TranscriptEntryInput, TranscriptMessage } from "@keel/transcript";
-import { MessageSchema } from "@keel/transcript/schemas";
+import { parseEntry, type TranscriptContext, type TranscriptEntry, type TranscriptEntryInput, type TranscriptMessage } from "@keel/transcript";
 import type { ModelMessage } from "ai";
 import { err, ok, type Result } from "neverthrow";
 import { z } from "zod";
@@ -34,6 +33,16 @@ function asJson(messages: readonly unknown[]): Result<JsonRecord[], KeelError> {
   } catch (error) {
     return err(new KeelError("invalid_input", `the model messages are not JSON: ${error instanceof Error ? error.message : String(error)}`, { cause: error }));
   }
+}
+
+/**
+ * A message as a transcript stores it: the `message` of what `parseEntry` (the transcript's own
+ * check on append) makes of a message entry holding it, keys in the caller's order; `undefined`
+ * when the transcript would refuse it.
+ */
+function storedForm(candidate: JsonRecord): JsonRecord | undefined {
+  const entry = parseEntry({ type: "message", id: "stored-form", parentId: null, timestamp: "2026-01-01T00:00:00.000Z", message: candidate });
+  return entry.isOk() && isRecord(entry.value.message) ? entry.value.message : undefined;
 }
 
 /**
@@ -72,10 +81,7 @@ export function fromModelMessages(messages: readonly ModelMessage[]): Result<Tra
         if (Object.hasOwn(message, MARKER_KEY)) {
           return err(new KeelError("invalid_input", `model message ${index} has a field named ${MARKER_KEY}: the name is reserved for what the transcript keeps beside pi's shape`));
         }
-        const stored = messageToPi(message, (candidate) => {
-          const parsed = MessageSchema.safeParse(candidate);
-          return parsed.success ? (parsed.data as JsonRecord) : undefined;
-        });
+        const stored = messageToPi(message, storedForm);
         if (stored === undefined) {
           return err(new KeelError("invalid_input", `model message ${index} (${String(message.role)}) cannot be stored faithfully: check its fields against the AI SDK's ModelMessage`));
         }

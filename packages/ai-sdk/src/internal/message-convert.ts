@@ -1,5 +1,3 @@
-import { canonicalJson } from "@keel/core";
-import { applyKeyOrder, keyOrderPatch, type KeyOrderPatch } from "./key-order.js";
 import { blockToPart, isRecord, keepVerbatim, partToBlock, withoutKeys, type JsonRecord } from "./message-parts.js";
 
 /**
@@ -11,7 +9,9 @@ import { blockToPart, isRecord, keepVerbatim, partToBlock, withoutKeys, type Jso
  * message, {@link MARKER_KEY}, written only when needed and never sent to a model. Every message
  * written is checked by converting it back: when the trip would not give the same JSON (same keys
  * in the same order), a more literal form is chosen (pi-only fields kept, then every part
- * verbatim), so a round trip is always byte-faithful.
+ * verbatim), so a round trip is always byte-faithful. The key order of what is stored is the
+ * transcript's business (it keeps the caller's order, `parseEntry`); the marker records an order
+ * only where this conversion itself moves a key.
  */
 
 /** The field of a stored message that holds what pi's shape cannot say. */
@@ -37,8 +37,8 @@ export interface Marker {
   part?: JsonRecord;
   /** Fields of the message whose names pi gives another meaning (`timestamp`, `usage` …), kept aside. */
   fields?: JsonRecord;
-  /** The message's key order where the stored form's differs (see `KeyOrderPatch`). */
-  order?: KeyOrderPatch;
+  /** The message's own key order, where fields kept aside in `fields` would come back elsewhere. */
+  order?: string[];
 }
 
 /** Fields pi writes on its messages that the AI SDK has no use for, by role. */
@@ -78,7 +78,10 @@ function userOrAssistantToPi(message: JsonRecord, literalness: Literalness): Jso
   const out: JsonRecord = {};
   const aside = literalness === "verbatim" ? (PI_ONLY_MESSAGE_KEYS[message.role as string] ?? []) : [];
   for (const [key, value] of Object.entries(message)) {
-    if (aside.includes(key)) marker.fields = { ...marker.fields, [key]: value };
+    if (aside.includes(key)) {
+      // defineProperty: a "__proto__" field stays an own key of the JSON value.
+      marker.fields = Object.defineProperty({ ...marker.fields }, key, { value, enumerable: true, writable: true, configurable: true });
+    }
     else if (key !== "content") out[key] = value;
     else if (typeof value === "string") {
       if (message.role === "assistant") {
@@ -89,7 +92,23 @@ function userOrAssistantToPi(message: JsonRecord, literalness: Literalness): Jso
       out.content = value.map((part) => (isRecord(part) ? (literalness === "verbatim" ? keepVerbatim(part) : partToBlock(part)) : part));
     } else out.content = value;
   }
+  if (marker.fields) {
+    // Read back, the fields set aside come last: remember the order when that moves one.
+    const keys = Object.keys(message);
+    const back = [...keys.filter((key) => !aside.includes(key)), ...keys.filter((key) => aside.includes(key))];
+    if (back.join("\u0000") !== keys.join("\u0000")) marker.order = keys;
+  }
   return withMarker(out, marker);
+}
+
+/** `message` with its keys in `order` (keys `order` does not name last), or as it is without one. */
+function inOrder(message: JsonRecord, order: unknown): JsonRecord {
+  if (!Array.isArray(order)) return message;
+  const out: JsonRecord = {};
+  const set = (key: string) => Object.defineProperty(out, key, { value: message[key], enumerable: true, writable: true, configurable: true });
+  for (const key of order) if (typeof key === "string" && Object.hasOwn(message, key) && !Object.hasOwn(out, key)) set(key);
+  for (const key of Object.keys(message)) if (!Object.hasOwn(out, key)) set(key);
+  return out;
 }
 
 function userOrAssistantFromPi(message: JsonRecord): JsonRecord {
@@ -111,8 +130,10 @@ function userOrAssistantFromPi(message: JsonRecord): JsonRecord {
     } else if (role === "custom" && key !== "content") continue;
     else out[key] = value;
   }
-  if (isRecord(marker.fields)) Object.assign(out, marker.fields);
-  return applyKeyOrder(out, marker.order) as JsonRecord;
+  if (isRecord(marker.fields)) {
+    for (const [key, value] of Object.entries(marker.fields)) Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  }
+  return inOrder(out, marker.order);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -265,25 +286,15 @@ export function toolMessageFromPi(results: readonly JsonRecord[]): JsonRecord {
     content.push(...(marker.before ?? []), toolResultFromPi(result), ...(marker.after ?? []));
   }
   const first = results[0] ? markerOf(results[0]) : {};
-  const message = isRecord(first.message) ? { ...first.message, content } : { role: "tool", content };
-  return applyKeyOrder(message, first.order) as JsonRecord;
+  return isRecord(first.message) ? { ...first.message, content } : { role: "tool", content };
 }
 
 // ---------------------------------------------------------------------------------------------
 // whole messages
 
-function sameUpToKeyOrder(a: unknown, b: unknown): boolean {
-  try {
-    return canonicalJson(a) === canonicalJson(b);
-  } catch {
-    return false;
-  }
-}
-
 /**
- * The stored form of `candidate` as the transcript keeps it (`normalize`: its schema's output),
- * with a key-order patch in the marker where that moved keys; `undefined` when it does not come
- * back as `message`.
+ * The stored form of `candidate` as the transcript keeps it (`normalize`: what its `parseEntry`
+ * gives, the caller's key order kept); `undefined` when it does not come back as `message`.
  */
 function settle(message: JsonRecord, candidate: readonly JsonRecord[], normalize: (stored: JsonRecord) => JsonRecord | undefined): JsonRecord[] | undefined {
   const stored: JsonRecord[] = [];
@@ -292,14 +303,7 @@ function settle(message: JsonRecord, candidate: readonly JsonRecord[], normalize
     if (normalized === undefined) return undefined;
     stored.push(normalized);
   }
-  const back = piToMessages(stored);
-  if (same(back, [message])) return stored;
-  if (back.length !== 1 || !sameUpToKeyOrder(back[0], message)) return undefined;
-  const first = stored[0] as JsonRecord;
-  const patched = [withMarker(first, { ...markerOf(first), order: keyOrderPatch(message, back[0]) as KeyOrderPatch }), ...stored.slice(1)];
-  const again = patched.map(normalize);
-  if (again.some((item) => item === undefined)) return undefined;
-  return same(piToMessages(again as JsonRecord[]), [message]) ? (again as JsonRecord[]) : undefined;
+  return same(piToMessages(stored), [message]) ? stored : undefined;
 }
 
 /**
@@ -352,7 +356,7 @@ export function piToMessages(stored: readonly JsonRecord[]): JsonRecord[] {
     }
     flush();
     if (message.role === "user" || message.role === "assistant" || message.role === "custom") out.push(userOrAssistantFromPi(message));
-    else if (message.role !== "bashExecution") out.push(applyKeyOrder(withoutKeys(message, [MARKER_KEY]), markerOf(message).order) as JsonRecord);
+    else if (message.role !== "bashExecution") out.push(withoutKeys(message, [MARKER_KEY]));
   }
   flush();
   return out;
