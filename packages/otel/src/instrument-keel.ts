@@ -1,6 +1,7 @@
 import { KeelError, validateOrThrow, type EventBus, type KeelEvent, type KeelEventMap } from "@keel/core";
-import { context, createContextKey, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer } from "@opentelemetry/api";
-import { spanEventOf, turnAttributes, workSessionTurnAttributes } from "./internal/event-attributes.js";
+import { context, createContextKey, metrics, SpanKind, SpanStatusCode, trace, type Context, type Meter, type Span, type Tracer } from "@opentelemetry/api";
+import { refusalCodeOf, spanEventOf, turnAttributes, workSessionTurnAttributes } from "./internal/event-attributes.js";
+import { createKeelMetrics } from "./internal/keel-metrics.js";
 import { epoch, ERROR_TYPE, GEN_AI, KEEL, OPERATION } from "./internal/semconv.js";
 import { createWorkflowSpans } from "./internal/workflow-spans.js";
 import {
@@ -43,6 +44,17 @@ interface TurnState {
   role: string;
   /** Set once the turn's `role.session.turn` arrived. */
   reported: boolean;
+  /** When the span started (epoch ms). */
+  startedAt: number;
+}
+
+/** How {@link createInstrumentation} behaves beyond the public options (replay of a log). */
+export interface InstrumentationMode {
+  /**
+   * Replaying a recorded log: an event with no turn in context is recorded on the open
+   * event-built turn span of the same mission (the latest one), not on the caller's active span.
+   */
+  replay: boolean;
 }
 
 const TURN = createContextKey("keel.otel.turn");
@@ -77,6 +89,11 @@ const toolOf = (type: "agent.io.read" | "agent.io.write" | "agent.io.search"): s
  * ```
  */
 export function instrumentKeel(source: KeelEventSource, options: KeelOtelOptions = {}): KeelInstrumentation {
+  return createInstrumentation(source, options, { replay: false });
+}
+
+/** {@link instrumentKeel}, with the replay mode of {@link replayEvents}. */
+export function createInstrumentation(source: KeelEventSource, options: KeelOtelOptions, mode: InstrumentationMode): KeelInstrumentation {
   const checked = validateOrThrow(KeelEventSourceSchema, source, "event source of instrumentKeel");
   const valid = validateOrThrow(KeelOtelOptionsSchema, options, "options of instrumentKeel");
   const bus: EventBus = "events" in checked && typeof (checked as { on?: unknown }).on !== "function" ? checked.events : (checked as EventBus);
@@ -84,6 +101,8 @@ export function instrumentKeel(source: KeelEventSource, options: KeelOtelOptions
   const captureContent = valid.captureContent ?? false;
   const providers = valid.providers ?? {};
   const settleMs = valid.turnSettleMs ?? 2000;
+  const meter: Meter = valid.meter ?? metrics.getMeter(KEEL_OTEL_SCOPE);
+  const keelMetrics = createKeelMetrics(meter, providers);
   const workflows = createWorkflowSpans(tracer);
   /** Turn spans built from events alone, open for the turn's later events. */
   const pending = new Map<string, { state: TurnState; endAt: number; timer: ReturnType<typeof setTimeout> }>();
@@ -106,6 +125,13 @@ export function instrumentKeel(source: KeelEventSource, options: KeelOtelOptions
     return pending.get(turnKey(missionId, role))?.state;
   };
 
+  /** In replay: the latest open event-built turn (of `missionId` when the event names one). */
+  const latestPending = (missionId: string | undefined): TurnState | undefined => {
+    let latest: TurnState | undefined;
+    for (const { state } of pending.values()) if (missionId === undefined || state.missionId === missionId) latest = state;
+    return latest;
+  };
+
   const onTurn = (event: KeelEventMap["role.session.turn"]): void => {
     const current = context.active().getValue(TURN) as TurnState | undefined;
     if (current && !current.reported && current.role === event.role && (current.missionId === undefined || current.missionId === event.missionId)) {
@@ -124,7 +150,7 @@ export function instrumentKeel(source: KeelEventSource, options: KeelOtelOptions
       },
       context.active(),
     );
-    const state: TurnState = { span, missionId: event.missionId, role: event.role, reported: true };
+    const state: TurnState = { span, missionId: event.missionId, role: event.role, reported: true, startedAt: event.at - event.wallMs };
     const timer = setTimeout(() => endPending(key), settleMs);
     timer.unref?.();
     pending.set(key, { state, endAt: event.at, timer });
@@ -166,17 +192,28 @@ export function instrumentKeel(source: KeelEventSource, options: KeelOtelOptions
     const recorded = spanEventOf(event, captureContent);
     if (!recorded) return;
     const owner = "role" in event && typeof event.role === "string" ? turnOf("missionId" in event ? (event.missionId as string | null) : null, event.role) : undefined;
-    const inContext = owner ?? (context.active().getValue(TURN) as TurnState | undefined);
+    const inContext =
+      owner ??
+      (context.active().getValue(TURN) as TurnState | undefined) ??
+      (mode.replay ? latestPending("missionId" in event && typeof event.missionId === "string" ? event.missionId : undefined) : undefined);
     const span = inContext?.span ?? trace.getActiveSpan();
     if (span && span.isRecording()) {
       span.addEvent(recorded.name, recorded.attributes, epoch(event.at));
       return;
     }
-    tracer.startSpan(recorded.name, { kind: SpanKind.INTERNAL, startTime: epoch(event.at), attributes: recorded.attributes }, context.active()).end(epoch(event.at));
+    // No turn to hold it: a span of its own, an ERROR when it is a refusal or a failure.
+    const alone = tracer.startSpan(recorded.name, { kind: SpanKind.INTERNAL, startTime: epoch(event.at), attributes: recorded.attributes }, context.active());
+    const code = refusalCodeOf(event);
+    if (code !== undefined) {
+      alone.setAttribute(ERROR_TYPE, code);
+      alone.setStatus({ code: SpanStatusCode.ERROR, message: code });
+    }
+    alone.end(epoch(event.at));
   };
 
   const listener = (event: KeelEvent): void => {
     if (!active) return;
+    keelMetrics.record(event);
     switch (event.type) {
       case "role.session.turn":
         return onTurn(event);
@@ -208,6 +245,8 @@ export function instrumentKeel(source: KeelEventSource, options: KeelOtelOptions
       if (KeelError.is(error)) state.span.setAttribute(KEEL.errorCode, error.code);
       const message = captureContent && error instanceof Error ? error.message : code;
       state.span.setStatus({ code: SpanStatusCode.ERROR, message });
+      // A turn that reported no role.session.turn (failed or refused) has no duration recorded yet.
+      if (!state.reported) keelMetrics.failedTurn(state.role, code, Math.max(0, Date.now() - state.startedAt) / 1000);
     }
     state.span.end();
   };
@@ -234,7 +273,7 @@ export function instrumentKeel(source: KeelEventSource, options: KeelOtelOptions
         ...(captureContent && input.prompt !== undefined ? { [GEN_AI.inputMessages]: messagesJson("user", input.prompt) } : {}),
       };
       const span = tracer.startSpan(`${OPERATION.invokeAgent} ${input.role}`, { kind: SpanKind.INTERNAL, attributes }, context.active());
-      const state: TurnState = { span, missionId: input.missionId, role: input.role, reported: false };
+      const state: TurnState = { span, missionId: input.missionId, role: input.role, reported: false, startedAt: Date.now() };
       traced.add(state);
       const scope = trace.setSpan(context.active(), span).setValue(TURN, state);
       let result: T;

@@ -1,5 +1,5 @@
 import type { EventBus } from "@keel/core";
-import type { Tracer } from "@opentelemetry/api";
+import type { Meter, Tracer } from "@opentelemetry/api";
 import { z } from "zod";
 
 /** Options of {@link instrumentKeel}. */
@@ -9,6 +9,13 @@ export interface KeelOtelOptions {
    * tracer provider (a no-op until the host registers an SDK).
    */
   tracer?: Tracer;
+  /**
+   * The meter Keel's metrics come from (`gen_ai.client.token.usage`,
+   * `gen_ai.client.operation.duration`, `keel.budget.remaining`, `keel.work_session.tool_calls`,
+   * `keel.work_session.active_minutes`). Default: `metrics.getMeter("@keel/otel")`, the host's
+   * global meter provider (a no-op until the host registers one).
+   */
+  meter?: Meter;
   /**
    * Record text on spans: the prompt and answer of a {@link KeelInstrumentation.traceTurn} turn
    * (as `gen_ai.input.messages` / `gen_ai.output.messages`), warning and error messages, audit
@@ -45,6 +52,11 @@ export const KeelOtelOptionsSchema = z.strictObject({
   tracer: z
     .custom<Tracer>((value) => typeof value === "object" && value !== null && typeof (value as { startSpan?: unknown }).startSpan === "function", {
       message: "expected an OpenTelemetry Tracer (with startSpan)",
+    })
+    .optional(),
+  meter: z
+    .custom<Meter>((value) => typeof value === "object" && value !== null && typeof (value as { createHistogram?: unknown }).createHistogram === "function", {
+      message: "expected an OpenTelemetry Meter (with createHistogram)",
     })
     .optional(),
   captureContent: z.boolean().optional(),

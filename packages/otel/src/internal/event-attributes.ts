@@ -145,3 +145,19 @@ export function spanEventOf(event: KeelEvent, captureContent: boolean): { name: 
   }
   return { name: event.type, attributes };
 }
+
+/**
+ * The KeelError code a refusal or failure event stands for (`budget.refused` → `budget_exceeded`,
+ * `work.session.refused` and `backend.turn.failed` → their `code`), or `undefined` for any other.
+ */
+export function refusalCodeOf(event: KeelEvent): string | undefined {
+  switch (event.type) {
+    case "budget.refused":
+      return "budget_exceeded";
+    case "work.session.refused":
+    case "backend.turn.failed":
+      return event.code;
+    default:
+      return undefined;
+  }
+}

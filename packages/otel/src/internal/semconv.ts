@@ -21,7 +21,29 @@ export const GEN_AI = {
   workflowName: "gen_ai.workflow.name",
   inputMessages: "gen_ai.input.messages",
   outputMessages: "gen_ai.output.messages",
+  tokenType: "gen_ai.token.type",
 } as const;
+
+/**
+ * Metric names: the two GenAI client metrics of `@opentelemetry/semantic-conventions` 1.45.0
+ * (incubating: `METRIC_GEN_AI_CLIENT_TOKEN_USAGE`, `METRIC_GEN_AI_CLIENT_OPERATION_DURATION`,
+ * with `gen_ai.token.type` = `input` / `output`), and Keel's own.
+ */
+export const METRIC = {
+  tokenUsage: "gen_ai.client.token.usage",
+  operationDuration: "gen_ai.client.operation.duration",
+  budgetRemaining: "keel.budget.remaining",
+  workSessionToolCalls: "keel.work_session.tool_calls",
+  workSessionActiveMinutes: "keel.work_session.active_minutes",
+} as const;
+
+/**
+ * The conventions' advised bucket boundaries: tokens (powers of 4) and seconds (doubling from
+ * 10 ms), the seconds extended to about 11 minutes, since an agent turn lasts far longer than
+ * one model call.
+ */
+export const TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864];
+export const DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92, 163.84, 327.68, 655.36];
 
 /** `gen_ai.operation.name` values Keel uses. */
 export const OPERATION = {
