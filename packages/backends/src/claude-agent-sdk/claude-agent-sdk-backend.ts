@@ -1,10 +1,12 @@
 import { performance } from "node:perf_hooks";
 import {
   backendError,
+  safeTurnListener,
   validateBackendTurnRequest,
   withBackendContext,
   type Backend,
   type BackendCapabilities,
+  type BackendTurnListener,
   type BackendTurnRequest,
   type BackendTurnResult,
 } from "@keel/backend";
@@ -12,10 +14,11 @@ import { KeelError, validateOrThrow } from "@keel/core";
 import { err, errAsync, ResultAsync, type Result } from "neverthrow";
 import { z } from "zod";
 import { createBoundedCapture } from "../internal/bounded-capture.js";
-import { asRecord, createClaudeStyleParser, stageSkillLinks, withPlainEnv, type StagedSkills } from "../kit/index.js";
+import { asRecord, createClaudeStyleParser, createFindingsObserver, stageSkillLinks, textOfContent, withPlainEnv, type StagedSkills, type StreamParser } from "../kit/index.js";
 import { loadClaudeAgentSdkQuery } from "./claude-agent-sdk-loader.js";
 import { CLAUDE_AGENT_SDK_ID, claudeAgentSdkTurnCost, decideClaudeAgentSdkOutcome } from "./claude-agent-sdk-outcome.js";
 import type {
+  ClaudeAgentSdkHookCallback,
   ClaudeAgentSdkPermissionMode,
   ClaudeAgentSdkQuery,
   ClaudeAgentSdkQueryHandle,
@@ -124,6 +127,31 @@ function asLine(message: unknown): string {
 }
 
 /**
+ * The `PostToolUse` hook: each call the SDK reports in-process goes to the parser as the
+ * `tool_use` and `tool_result` messages the stream carries for it, so the file accesses come from
+ * the same reading of `Read`, `Edit`, `Bash` … as the stream's. The parser counts a call id once:
+ * a call both the stream and the hook show is one call, and its read's bytes are filled once.
+ * `afterPush` runs after each (progress events).
+ */
+function postToolUseHook(parser: StreamParser, afterPush: () => void): ClaudeAgentSdkHookCallback {
+  return async (input, toolUseId) => {
+    try {
+      const id = input.tool_use_id ?? toolUseId;
+      const name = input.tool_name;
+      if (input.hook_event_name === "PostToolUse" && typeof id === "string" && typeof name === "string") {
+        const session = typeof input.session_id === "string" ? { session_id: input.session_id } : {};
+        parser.push(asLine({ type: "assistant", message: { role: "assistant", content: [{ type: "tool_use", id, name, input: input.tool_input ?? {} }] }, ...session }));
+        parser.push(asLine({ type: "user", message: { role: "user", content: [{ type: "tool_result", tool_use_id: id }] }, tool_use_result: input.tool_response, ...session }));
+        afterPush();
+      }
+    } catch {
+      // Reading a call must never stop the agent.
+    }
+    return { continue: true };
+  };
+}
+
+/**
  * The capabilities of a backend made with `options`. Claude Code reads `CLAUDE.md`, and the skills
  * of the directories it is given, only with the `project` setting source (seen with 0.3.336): with
  * it (or with all sources, the default) skills and instructions are `native`, without it both are
@@ -141,7 +169,13 @@ export function claudeAgentSdkCapabilities(options: Pick<ClaudeAgentSdkBackendOp
  * `resume: <threadId>` (and `forkSession` when the backend forks). The thread id is the
  * `session_id` of the SDK's `system/init` message; usage is the turn's `result.usage`, never the
  * running `modelUsage`/`total_cost_usd` of a resumed session; file accesses come from the tool
- * calls (`Read`, `Edit`, `Write`, `Grep`, `Glob`, `Bash` …, read as for Claude Code).
+ * calls (`Read`, `Edit`, `Write`, `Grep`, `Glob`, `Bash` …, read as for Claude Code), both from the
+ * messages' `tool_use` blocks and from an in-process `PostToolUse` hook the adapter registers (one
+ * call counted once, by its tool use id).
+ *
+ * Progress (`runTurn`'s `onEvent`): each tool call and file access as soon as the stream or the
+ * hook shows it, and the text of each assistant message of the main thread as it arrives (the
+ * result's text when no assistant message had any); nothing after the turn settles.
  *
  * Skills are `native` when Claude Code loads project settings (the default, or `settingSources`
  * with `project`): linked into a temporary `<dir>/.claude/skills/` passed as an additional
@@ -171,13 +205,13 @@ export function createClaudeAgentSdkBackend(options: ClaudeAgentSdkBackendOption
     return loading;
   };
 
-  const runTurn = (input: BackendTurnRequest, signal?: AbortSignal): ResultAsync<BackendTurnResult, KeelError> => {
+  const runTurn = (input: BackendTurnRequest, signal?: AbortSignal, onEvent?: BackendTurnListener): ResultAsync<BackendTurnResult, KeelError> => {
     const valid = validateBackendTurnRequest(input);
     if (valid.isErr()) return errAsync(withBackendContext(valid.error, CLAUDE_AGENT_SDK_ID, null));
     const request = valid.value;
     if (signal?.aborted) return errAsync(backendError("aborted", CLAUDE_AGENT_SDK_ID, `${CLAUDE_AGENT_SDK_ID} turn was aborted before it started`));
     const run = ResultAsync.fromThrowable(
-      () => runSdkTurn(request, settings, capabilities, loadQuery, signal),
+      () => runSdkTurn(request, settings, capabilities, loadQuery, signal, onEvent),
       (cause) =>
         KeelError.is(cause)
           ? withBackendContext(cause, CLAUDE_AGENT_SDK_ID, request.threadId ?? null)
@@ -195,6 +229,7 @@ async function runSdkTurn(
   capabilities: BackendCapabilities,
   loadQuery: () => Promise<ClaudeAgentSdkQuery>,
   signal: AbortSignal | undefined,
+  onEvent: BackendTurnListener | undefined,
 ): Promise<Result<BackendTurnResult, KeelError>> {
   const started = performance.now();
   const query = await loadQuery();
@@ -207,7 +242,7 @@ async function runSdkTurn(
     staged = stagedResult.value;
   }
   try {
-    return await queryTurn(query, request, settings, signal, staged?.dir, started);
+    return await queryTurn(query, request, settings, signal, onEvent, staged?.dir, started);
   } finally {
     await staged?.cleanup().catch(() => undefined);
   }
@@ -219,6 +254,7 @@ function queryOptions(
   controller: AbortController,
   onStderr: (data: string) => void,
   skillDir: string | undefined,
+  onPostToolUse: ClaudeAgentSdkHookCallback,
 ): ClaudeAgentSdkQueryOptions {
   const permissionMode = settings.permissionMode ?? "bypassPermissions";
   const env: Record<string, string> = { ...(settings.inheritEnv === false ? {} : processEnvironment()), ...settings.env, ...request.env };
@@ -242,6 +278,7 @@ function queryOptions(
     ...(settings.maxTurns === undefined ? {} : { maxTurns: settings.maxTurns }),
     ...(settings.pathToClaudeCodeExecutable === undefined ? {} : { pathToClaudeCodeExecutable: settings.pathToClaudeCodeExecutable }),
     ...(skillDir === undefined ? {} : { additionalDirectories: [skillDir] }),
+    hooks: { PostToolUse: [{ hooks: [onPostToolUse] }] },
   };
 }
 
@@ -250,12 +287,34 @@ async function queryTurn(
   request: BackendTurnRequest,
   settings: ClaudeAgentSdkBackendOptions,
   signal: AbortSignal | undefined,
+  onEvent: BackendTurnListener | undefined,
   skillDir: string | undefined,
   started: number,
 ): Promise<Result<BackendTurnResult, KeelError>> {
   const resumeThreadId = request.threadId ?? null;
   const resumeState = resumeThreadId === null ? null : (request.resumeState ?? null);
   const parser = createClaudeStyleParser(CLAUDE_AGENT_SDK_ID);
+  // Progress: tool calls and file accesses from the parser's findings (stream and hook alike),
+  // text from each assistant message as it arrives (the parser settles the answer only at the end).
+  const emit = safeTurnListener(onEvent);
+  let settled = false;
+  let textSeen = false;
+  const observeFindings = onEvent ? createFindingsObserver(() => parser.findings(), emit, { text: false }) : undefined;
+  const observe = (message: unknown) => {
+    if (!onEvent || settled) return;
+    observeFindings?.();
+    const record = asRecord(message);
+    if (record?.type === "assistant" && (record.parent_tool_use_id === undefined || record.parent_tool_use_id === null)) {
+      const text = textOfContent(asRecord(record.message)?.content);
+      if (text !== undefined && text !== "") {
+        textSeen = true;
+        emit({ type: "text", text, at: Date.now() });
+      }
+    } else if (record?.type === "result" && !textSeen) {
+      const text = parser.findings().text;
+      if (text !== null && text !== "") emit({ type: "text", text, at: Date.now() });
+    }
+  };
   const stderr = createBoundedCapture(settings.maxStderrBytes ?? 64 * 1024);
   const controller = new AbortController();
   let handle: ClaudeAgentSdkQueryHandle | undefined;
@@ -284,7 +343,10 @@ async function queryTurn(
   let totalCostUsd: number | undefined;
   const consume = (async () => {
     try {
-      handle = query({ prompt: request.prompt, options: queryOptions(request, settings, controller, (data) => stderr.push(Buffer.from(data)), skillDir) });
+      const hook = postToolUseHook(parser, () => {
+        if (!settled) observeFindings?.();
+      });
+      handle = query({ prompt: request.prompt, options: queryOptions(request, settings, controller, (data) => stderr.push(Buffer.from(data)), skillDir, hook) });
       for await (const message of handle) {
         const record = asRecord(message);
         if (record?.type === "result") {
@@ -298,6 +360,7 @@ async function queryTurn(
         } else {
           parser.push(asLine(message));
         }
+        observe(message);
       }
     } catch (error) {
       thrown = error;
@@ -315,6 +378,8 @@ async function queryTurn(
   } finally {
     clearTimeout(timer);
     signal?.removeEventListener("abort", onAbort);
+    // No event after the result settles (a query left running after a stop may still yield).
+    settled = true;
   }
   const decided = decideClaudeAgentSdkOutcome({
     findings: parser.findings(),

@@ -17,6 +17,39 @@ export type ClaudeAgentSdkSettingSource = "user" | "project" | "local";
  */
 export type ClaudeAgentSdkSystemPrompt = string | { type: "preset"; preset: "claude_code"; append?: string };
 
+/**
+ * What the SDK passes a `PostToolUse` hook (its `PostToolUseHookInput`, read loosely): the tool's
+ * name, input and structured response, and the call's id, after the tool ran.
+ */
+export interface ClaudeAgentSdkPostToolUseInput {
+  /** `PostToolUse`. */
+  hook_event_name: string;
+  /** The session the call belongs to. */
+  session_id?: string;
+  /** The tool's name (`Read`, `Edit`, `Bash` …). */
+  tool_name?: string;
+  /** The tool's input, as the model gave it. */
+  tool_input?: unknown;
+  /** The tool's structured result (the stream's `tool_use_result`). */
+  tool_response?: unknown;
+  /** The call's id (the stream's `tool_use` block `id`). */
+  tool_use_id?: string;
+  /** Set when a subagent made the call. */
+  agent_id?: string;
+}
+
+/**
+ * An in-process hook callback, as the SDK calls it (its `HookCallback`): the input, the tool use
+ * id, and a signal; it answers `{ continue: true }` to let the agent go on.
+ */
+export type ClaudeAgentSdkHookCallback = (input: ClaudeAgentSdkPostToolUseInput, toolUseId: string | undefined, options: { signal: AbortSignal }) => Promise<{ continue?: boolean }>;
+
+/** The hooks this adapter registers (the SDK's `Options.hooks`, `PostToolUse` only). */
+export interface ClaudeAgentSdkHooks {
+  /** Called after each tool call: the adapter reads the call's file accesses from it. */
+  PostToolUse?: { matcher?: string; hooks: ClaudeAgentSdkHookCallback[] }[];
+}
+
 /** The options of `query()` this adapter sets (a subset of the SDK's `Options`, same names). */
 export interface ClaudeAgentSdkQueryOptions {
   /** Working directory of the session. */
@@ -51,6 +84,8 @@ export interface ClaudeAgentSdkQueryOptions {
   abortController: AbortController;
   /** Receives the child's stderr. */
   stderr: (data: string) => void;
+  /** In-process hooks (a `PostToolUse` hook reports each call's file accesses). */
+  hooks?: ClaudeAgentSdkHooks;
 }
 
 /**

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { mkdtemp, mkdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { BackendTurnEvent } from "@keel/backend";
 import { describeBackendConformance, type BackendConformanceScenario } from "@keel/testkit/backend";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
@@ -202,6 +203,79 @@ describe("createClaudeAgentSdkBackend over a scripted query", () => {
       { op: "read", path: "README.md", tool: "Bash" },
     ]);
     expect(result.text).toBe("done");
+  });
+
+  it("reports tool calls, file accesses and each assistant message's text to onEvent as the messages arrive", async () => {
+    const seen: { event: BackendTurnEvent; sawResult: boolean }[] = [];
+    let sawResult = false;
+    const fake = fakeQuery(() => ({ messages: recorded("tool-calls") }));
+    const watched: ClaudeAgentSdkQuery = (params) => {
+      const handle = fake.query(params);
+      return Object.assign(
+        (async function* () {
+          for await (const message of handle) {
+            if ((message as { type?: unknown }).type === "result") sawResult = true;
+            yield message;
+          }
+        })(),
+        { close: () => handle.close?.() },
+      );
+    };
+    const result = (await createClaudeAgentSdkBackend({ query: watched }).runTurn({ ...turn, cwd }, undefined, (event) => seen.push({ event, sawResult })))._unsafeUnwrap();
+    expect(seen.map(({ event: { at: _at, ...event } }) => event)).toEqual([
+      { type: "tool_call", tool: "Read" },
+      { type: "file_access", access: { op: "read", path: "/work/harbor/project/README.md", tool: "Read" } },
+      { type: "tool_call", tool: "Bash" },
+      { type: "file_access", access: { op: "read", path: "README.md", tool: "Bash" } },
+      { type: "text", text: "done" },
+    ]);
+    // Every event came before the result message was yielded: progress, not a replay.
+    expect(seen.every((entry) => !entry.sawResult)).toBe(true);
+    // Observing changes nothing: the result is the one a turn without a listener gives.
+    const unobserved = (await createClaudeAgentSdkBackend({ query: fakeQuery(() => ({ messages: recorded("tool-calls") })).query }).runTurn({ ...turn, cwd }))._unsafeUnwrap();
+    expect({ ...result, durationMs: 0 }).toEqual({ ...unobserved, durationMs: 0 });
+  });
+
+  it("reports the answer once when only the result carries it, and a throwing listener never breaks the turn", async () => {
+    const messages = recorded("success").filter((message) => message.type !== "assistant");
+    const seen: BackendTurnEvent[] = [];
+    const backend = createClaudeAgentSdkBackend({ query: fakeQuery(() => ({ messages })).query });
+    const expected = messages.find((message) => message.type === "result")!.result;
+    (await backend.runTurn({ ...turn, cwd }, undefined, (event) => seen.push(event)))._unsafeUnwrap();
+    expect(seen.map((event) => event.type === "text" && event.text)).toEqual([expected]);
+    const thrown = await backend.runTurn({ ...turn, cwd }, undefined, () => {
+      throw new Error("observer bug");
+    });
+    expect(thrown._unsafeUnwrap().text).toBe(expected);
+  });
+
+  it("registers a PostToolUse hook whose calls count once with the stream's, and add the calls the stream does not show", async () => {
+    const messages = recorded("tool-calls");
+    const sessionId = messages[0]!.session_id as string;
+    const readResponse = { type: "text", file: { filePath: "/work/harbor/project/README.md", content: "# Harbor\nsecret lighthouse-42\n" } };
+    const seen: BackendTurnEvent[] = [];
+    const query: ClaudeAgentSdkQuery = ({ options }) => {
+      const hook = options.hooks?.PostToolUse?.[0]?.hooks[0];
+      const signal = new AbortController().signal;
+      return (async function* () {
+        yield messages[0];
+        // The hook fires for the Read before its messages reach the stream, and for a subagent's
+        // Grep that the stream never shows.
+        expect(await hook!({ hook_event_name: "PostToolUse", session_id: sessionId, tool_name: "Read", tool_input: { file_path: "/work/harbor/project/README.md" }, tool_response: readResponse, tool_use_id: "toolu_0_0" }, "toolu_0_0", { signal })).toEqual({ continue: true });
+        await hook!({ hook_event_name: "PostToolUse", session_id: sessionId, agent_id: "sub-1", tool_name: "Grep", tool_input: { pattern: "TODO", path: "src" }, tool_response: {}, tool_use_id: "toolu_sub_1" }, "toolu_sub_1", { signal });
+        // A malformed call is ignored, never thrown.
+        expect(await hook!({ hook_event_name: "PostToolUse" }, undefined, { signal })).toEqual({ continue: true });
+        for (const message of messages.slice(1)) yield message;
+      })();
+    };
+    const result = (await createClaudeAgentSdkBackend({ query }).runTurn({ ...turn, cwd }, undefined, (event) => seen.push(event)))._unsafeUnwrap();
+    expect(result.toolCalls).toBe(3);
+    expect(result.fileAccess).toEqual([
+      { op: "read", path: "/work/harbor/project/README.md", tool: "Read", bytes: 30 },
+      { op: "search", path: "src", tool: "Grep" },
+      { op: "read", path: "README.md", tool: "Bash" },
+    ]);
+    expect(seen.filter((event) => event.type === "tool_call").map((event) => event.type === "tool_call" && event.tool)).toEqual(["Read", "Grep", "Bash"]);
   });
 
   it("reads Edit, Write, Grep and Glob calls as writes and searches", async () => {

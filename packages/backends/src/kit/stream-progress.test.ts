@@ -44,3 +44,15 @@ describe("createFindingsObserver", () => {
     expect(parser.findings().toolNames).toEqual(["Read"]);
   });
 });
+
+describe("createFindingsObserver without text", () => {
+  it("reports tool calls and file accesses but leaves the text to the adapter", () => {
+    const findings = emptyFindings();
+    const seen: BackendTurnEvent[] = [];
+    const observe = createFindingsObserver(() => findings, (event) => seen.push(event), { text: false });
+    recordToolCall(findings, "Read", [{ op: "read", path: "a.ts" }]);
+    findings.text = "the answer";
+    observe();
+    expect(seen.map((event) => event.type)).toEqual(["tool_call", "file_access"]);
+  });
+});
