@@ -3,9 +3,20 @@
  * commands that need them, so that installing the CLI for the filesystem store compiles no
  * better-sqlite3 and pulls neither pg nor the MCP SDK. Each is imported only when asked for:
  * the SQL stores by `openStore` of `@keel/runtime` for a `sqlite:` or `postgres://` URL,
- * `@keel/mcp` by `keel mcp` and `keel workflow`, `@keel/testkit` by `keel demo --fake-provider`.
+ * `@keel/mcp` by `keel mcp` and `keel workflow`, `@keel/testkit` by `keel demo --fake-provider`,
+ * `@keel/otel` and the OpenTelemetry SDK packages by `keel report --otlp`.
  */
-export const OPTIONAL_PEERS = ["@keel/store-sqlite", "@keel/store-postgres", "@keel/mcp", "@keel/testkit"] as const;
+export const OPTIONAL_PEERS = [
+  "@keel/store-sqlite",
+  "@keel/store-postgres",
+  "@keel/mcp",
+  "@keel/testkit",
+  "@keel/otel",
+  "@opentelemetry/api",
+  "@opentelemetry/sdk-trace-base",
+  "@opentelemetry/exporter-trace-otlp-http",
+  "@opentelemetry/resources",
+] as const;
 
 /** One of {@link OPTIONAL_PEERS}. */
 export type OptionalPeer = (typeof OPTIONAL_PEERS)[number];
