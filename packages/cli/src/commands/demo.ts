@@ -1,5 +1,6 @@
 import { isAbsolute, resolve } from "node:path";
 import type { Backend } from "@keel/backend";
+import { createClaudeAgentSdkBackend } from "@keel/backends/claude-agent-sdk";
 import { KeelError, unwrapOrThrow } from "@keel/core";
 import { openStore, parseStoreUrl, redactStoreUrl } from "@keel/runtime";
 import type { FakeProviderCli } from "@keel/testkit/provider";
@@ -8,6 +9,7 @@ import { parseHeartbeat } from "../cli-heartbeat.js";
 import { paint, type CliIo } from "../cli-io.js";
 import { runDemo, type DemoBackendOpener, type DemoPolicy } from "../demo/demo-run.js";
 import { createCliBackendById, CLI_BACKEND_IDS } from "../demo/demo-backends.js";
+import { DEMO_SDK_BACKENDS, loadDemoSdkPackages, type DemoSdkBackend, type DemoSdkPackages } from "../demo/demo-sdk-packages.js";
 import { DEMO_WORKFLOWS, runWorkflowDemo, workflowProviderReply, type DemoWorkflow } from "../demo/demo-workflow.js";
 
 const POLICIES: readonly DemoPolicy[] = ["fresh", "mission", "rolling"];
@@ -19,6 +21,11 @@ const POLICIES: readonly DemoPolicy[] = ["fresh", "mission", "rolling"];
  */
 export const DEMO_FAKE_PROVIDER_CLIS: readonly string[] = ["pi", "codex", "claude-code", "opencode", "gemini", "copilot"];
 
+/** Every backend `keel demo --fake-provider` can run: the CLIs above and the in-process SDKs. */
+const DEMO_FAKE_PROVIDER_BACKENDS: readonly string[] = [...DEMO_FAKE_PROVIDER_CLIS, ...DEMO_SDK_BACKENDS];
+
+const isSdkBackend = (id: string): id is DemoSdkBackend => (DEMO_SDK_BACKENDS as readonly string[]).includes(id);
+
 const HELP = `keel demo — replay one scripted mission under each session policy and compare them
 
 Usage: keel demo [--dir <dir>] [--policies fresh,mission,rolling] [--rounds <n>]
@@ -29,11 +36,15 @@ Options:
   --dir <dir>          the demo directory (default .keel-demo); an earlier demo there is replaced
   --policies <list>    comma-separated, from fresh, mission, rolling (default all three)
   --rounds <n>         rounds per policy, 1 to 50 (default 8)
-  --backend <id>       scripted (default), or a real CLI: ${CLI_BACKEND_IDS.join(", ")}
-  --fake-provider      with --backend <cli>: run the CLI on PATH against a local fake model server that
-                       plays the mission (real tool calls reading the demo repository), offline;
-                       without it the CLI uses your own login. For: ${DEMO_FAKE_PROVIDER_CLIS.join(", ")}
-                       (needs @keel/testkit installed beside @keel/cli)
+  --backend <id>       scripted (default), a real CLI: ${CLI_BACKEND_IDS.join(", ")},
+                       or an agent SDK run in process: ${DEMO_SDK_BACKENDS.join(", ")}
+  --fake-provider      with --backend <cli|sdk>: run the CLI on PATH, or the SDK, against a local fake
+                       model server that plays the mission (real tool calls reading the demo
+                       repository), offline; without it the CLI uses your own login. For:
+                       ${DEMO_FAKE_PROVIDER_BACKENDS.join(", ")}
+                       (needs @keel/testkit installed beside @keel/cli; ai-sdk needs @keel/ai-sdk, ai and
+                       @ai-sdk/openai-compatible, claude-agent-sdk @anthropic-ai/claude-agent-sdk, beside
+                       @keel/cli or in the current project)
   --continue           continue the missions of the earlier demo in --dir (a restart)
   --workflow <id>      instead, run a built-in workflow (${DEMO_WORKFLOWS.join(", ")}) end to end on the fs store,
                        the demo acting as supervisor (once revising, then accepting); --backend and
@@ -89,15 +100,23 @@ export const demoCommand: CliCommand = {
     const fake = values["fake-provider"] === true;
     let backend: Backend | "scripted" | DemoBackendOpener = "scripted";
     if (fake) {
-      if (!DEMO_FAKE_PROVIDER_CLIS.includes(backendId)) {
-        throw new CliUsageError(`--fake-provider needs --backend with one of ${DEMO_FAKE_PROVIDER_CLIS.join(", ")}, got "${backendId}"`);
+      if (!DEMO_FAKE_PROVIDER_BACKENDS.includes(backendId)) {
+        throw new CliUsageError(`--fake-provider needs --backend with one of ${DEMO_FAKE_PROVIDER_BACKENDS.join(", ")}, got "${backendId}"`);
       }
       const path = io.env.PATH ?? "/usr/local/bin:/usr/bin:/bin";
       const reply = workflow === undefined ? undefined : workflowProviderReply;
-      backend = async ({ dir: demoDir, workspace }) => (await loadFakeProvider()).startDemoFakeProvider(backendId as FakeProviderCli, demoDir, workspace, path, reply);
+      // An SDK's packages are loaded before the demo writes anything: a missing one is one line.
+      const target: FakeProviderCli | DemoSdkPackages = isSdkBackend(backendId) ? await loadDemoSdkPackages(backendId, io.cwd) : (backendId as FakeProviderCli);
+      backend = async (paths) => (await loadFakeProvider()).startDemoFakeProvider(target, paths, path, reply);
+    } else if (backendId === "ai-sdk") {
+      throw new CliUsageError("--backend ai-sdk runs against the fake provider: add --fake-provider (your own model and tools: see examples/ai-sdk-thread)");
+    } else if (backendId === "claude-agent-sdk") {
+      // The SDK with your own Claude login or ANTHROPIC_API_KEY, in this process's environment.
+      const packages = await loadDemoSdkPackages(backendId, io.cwd);
+      if (packages.kind === "claude-agent-sdk") backend = createClaudeAgentSdkBackend({ query: packages.query });
     } else if (backendId !== "scripted") {
       const made = createCliBackendById(backendId);
-      if (made.isErr()) throw new CliUsageError(made.error.message);
+      if (made.isErr()) throw new CliUsageError(`unknown backend "${backendId}": use scripted, one of ${CLI_BACKEND_IDS.join(", ")}, or ${DEMO_SDK_BACKENDS.join(" or ")}`);
       backend = made.value;
     }
     const on = `${backendId}${fake ? " against the fake provider (offline)" : ""}`;

@@ -23,11 +23,11 @@ describe("keel demo --fake-provider: options", () => {
   });
   afterEach(() => scratch.remove());
 
-  it("needs --backend with one of the six CLIs it can point at the fake provider", async () => {
+  it("needs --backend with one of the six CLIs or the two SDKs it can point at the fake provider", async () => {
     for (const args of [["--fake-provider"], ["--backend", "scripted", "--fake-provider"], ["--backend", "cursor", "--fake-provider"]]) {
       const io = captureIo({ cwd: scratch.dir });
       expect(await runCli(["demo", "--dir", "d", ...args], io)).toBe(2);
-      expect(io.err).toContain("--fake-provider needs --backend with one of pi, codex, claude-code, opencode, gemini, copilot");
+      expect(io.err).toContain("--fake-provider needs --backend with one of pi, codex, claude-code, opencode, gemini, copilot, ai-sdk, claude-agent-sdk, got");
     }
   });
 

@@ -54,8 +54,11 @@ export interface DemoOptions {
   store?: { open: () => KeelStore; label: string };
 }
 
-/** Opens the demo's backend in the prepared demo directory (its repository is `workspace`). */
-export type DemoBackendOpener = (paths: { dir: string; workspace: string }) => Promise<{ backend: Backend; close(): Promise<void> }>;
+/**
+ * Opens the demo's backend in the prepared demo directory (its repository is `workspace`), with the
+ * demo's store (where a backend that keeps its threads itself, the AI SDK's, keeps them).
+ */
+export type DemoBackendOpener = (paths: { dir: string; workspace: string; store: KeelStore }) => Promise<{ backend: Backend; close(): Promise<void> }>;
 
 /** What a demo run produced. */
 export interface DemoOutcome {
@@ -91,8 +94,15 @@ export function runDemo(options: DemoOptions): ResultAsync<DemoOutcome, KeelErro
   return ResultAsync.fromThrowable(
     async () => {
       await prepareDirectory(options.dir, options.continueMissions, files.workspace);
-      const opened = typeof options.backend === "function" ? await options.backend({ dir: options.dir, workspace: files.workspace }) : undefined;
       const threads = options.backend === "scripted" ? await loadThreads(join(options.dir, PROVIDER_FILE)) : new Map<string, ScriptedThread>();
+      const store = options.store ? options.store.open() : createFsStore({ dir: files.store });
+      let opened: Awaited<ReturnType<DemoBackendOpener>> | undefined;
+      try {
+        opened = typeof options.backend === "function" ? await options.backend({ dir: options.dir, workspace: files.workspace, store }) : undefined;
+      } catch (error) {
+        await store.close();
+        throw error;
+      }
       const events = createEventBus();
       const sink = createJsonlEventSink({ file: files.events });
       const detach = sink.attach(events);
@@ -114,7 +124,6 @@ export function runDemo(options: DemoOptions): ResultAsync<DemoOutcome, KeelErro
         }
         options.progress(progressLine(event, roundOf.get(event.missionId) ?? 0));
       });
-      const store = options.store ? options.store.open() : createFsStore({ dir: files.store });
       try {
         if (options.store && !options.continueMissions && (await unwrap(store.docs.list(["demo"], { limit: 1 }))).items.length > 0) {
           throw new KeelError("conflict", `the store ${options.store.label} already holds a demo: pass --continue to go on with it, or use an empty store`, { details: {} });

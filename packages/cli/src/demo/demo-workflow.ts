@@ -52,11 +52,12 @@ export async function runWorkflowDemo(options: WorkflowDemoOptions): Promise<Res
   await rm(storeDir, { recursive: true, force: true });
   await mkdir(workspace, { recursive: true });
   const chosen = options.backend ?? "scripted";
-  const opened = typeof chosen === "function" ? await chosen({ dir: options.dir, workspace }) : undefined;
-  const scripted = chosen === "scripted";
-  const backend: Backend = opened?.backend ?? (chosen === "scripted" ? createScriptedBackend({ resumable: false, script: (turn) => stageAnswer(turn.prompt) }) : (chosen as Backend));
   const store = createFsStore({ dir: storeDir });
+  let opened: Awaited<ReturnType<DemoBackendOpener>> | undefined;
   try {
+    opened = typeof chosen === "function" ? await chosen({ dir: options.dir, workspace, store }) : undefined;
+    const scripted = chosen === "scripted";
+    const backend: Backend = opened?.backend ?? (chosen === "scripted" ? createScriptedBackend({ resumable: false, script: (turn) => stageAnswer(turn.prompt) }) : (chosen as Backend));
     const executeStage: ExecuteStage = (call) =>
       backend.runTurn({ prompt: call.prompt, cwd: workspace, ...(scripted ? { model: call.model.id } : {}), timeoutMs: call.timeoutMs }).map((result) => ({
         text: result.text,
@@ -115,8 +116,8 @@ export async function runWorkflowDemo(options: WorkflowDemoOptions): Promise<Res
     }
     return ok({ status, store: storeDir });
   } finally {
-    await store.close();
     await opened?.close();
+    await store.close();
   }
 }
 
