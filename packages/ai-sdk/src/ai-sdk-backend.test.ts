@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import type { BackendTurnEvent } from "@keel/backend";
 import { addUsage, type KeelError } from "@keel/core";
 import { createMemoryStore } from "@keel/store";
 import { createFsStore } from "@keel/store-fs";
@@ -131,6 +132,58 @@ describe.each(CASES)("createAiSdkBackend with $name", (providerCase) => {
     expect(roles).toEqual(["user", "assistant", "toolResult", "assistant", "user", "assistant"]);
   });
 
+  it("streams an observed turn: text deltas, the tool call and its file access as they come, and the same result and thread as unobserved", async () => {
+    const cwd = dirs.dir();
+    writeFileSync(join(cwd, "notes.txt"), "hello from notes");
+    const replies: FakeReply[] = [
+      { toolCalls: [{ id: "call_1", name: "read", arguments: { path: "notes.txt" } }], usage: TOOL_USAGE },
+      { text: "The notes say hello.", usage: TEXT_USAGE },
+    ];
+    const provider = await fakeProvider([...replies, ...replies]);
+    const options = { model: providerCase.model(provider), tools: { read: readTool(cwd) }, maxRetries: 0, toolFileAccess: { read: { op: "read" as const, pathArgument: "path" } } };
+    const store = createMemoryStore();
+    const events: BackendTurnEvent[] = [];
+    let toolRan = -1;
+    const tools = {
+      read: tool({
+        description: "Read a file",
+        inputSchema: z.object({ path: z.string() }),
+        execute: async ({ path }) => {
+          toolRan = events.length;
+          return readFile(join(cwd, path), "utf8");
+        },
+      }),
+    };
+    const observed = (await createAiSdkBackend({ ...options, tools, store }).runTurn({ prompt: "What do the notes say?", cwd, timeoutMs: 30_000 }, undefined, (event) => events.push(event)))._unsafeUnwrap();
+    const unobserved = (await createAiSdkBackend({ ...options, store }).runTurn({ prompt: "What do the notes say?", cwd, timeoutMs: 30_000 }))._unsafeUnwrap();
+    const { threadId: _a, durationMs: _b, ...observedRest } = observed;
+    const { threadId: _c, durationMs: _d, ...unobservedRest } = unobserved;
+    expect(observedRest).toEqual(unobservedRest);
+    expect(observed.fileAccess).toEqual([{ op: "read", path: "notes.txt", bytes: 16, tool: "read" }]);
+    const kinds = events.map((event) => event.type);
+    expect(kinds.slice(0, 2)).toEqual(["tool_call", "file_access"]);
+    expect(events[1]).toMatchObject({ type: "file_access", access: { op: "read", path: "notes.txt", tool: "read" } });
+    // Reported before the tool ran, the text after it, as deltas that add up to the answer.
+    expect(toolRan).toBe(2);
+    expect(kinds.slice(2).every((kind) => kind === "text")).toBe(true);
+    expect(events.map((event) => (event.type === "text" ? event.text : "")).join("")).toBe("The notes say hello.");
+    // The thread stored is the same, message for message, whether observed or not.
+    const messages = async (threadId: string) =>
+      (await openTranscript({ store, sessionId: threadId, create: false }))._unsafeUnwrap().buildContext()._unsafeUnwrap().messages.map((message) => message.role);
+    expect(await messages(observed.threadId!)).toEqual(await messages(unobserved.threadId!));
+    expect(provider.failures).toEqual([]);
+  });
+
+  it("maps a provider 529 the same when the turn is observed (streamed)", async () => {
+    const provider = await fakeProvider([{ error: { status: 529 } }]);
+    const events: BackendTurnEvent[] = [];
+    const failed = (await createAiSdkBackend({ model: providerCase.model(provider), store: createMemoryStore(), maxRetries: 0 }).runTurn({ prompt: "one", cwd: dirs.dir(), timeoutMs: 30_000 }, undefined, (event) => events.push(event)))._unsafeUnwrapErr();
+    expect(failed.code).toBe("backend_failed");
+    expect(failed.retryable).toBe(true);
+    expect(failed.details).toMatchObject({ backend: "ai-sdk", statusCode: 529 });
+    expect(events).toEqual([]);
+  });
+
   it.each([500, 529, 429])("reports a provider %i as a retryable backend_failed and keeps the thread as it was", async (status) => {
     const cwd = dirs.dir();
     const provider = await fakeProvider([{ text: "first" }, { error: { status } }]);
@@ -182,6 +235,19 @@ describe("createAiSdkBackend", () => {
     expect(failed.details).toMatchObject({ storeCode: "conflict", threadId });
     const transcript = (await openTranscript({ store, sessionId: threadId, create: false }))._unsafeUnwrap();
     expect(transcript.buildContext()._unsafeUnwrap().messages).toHaveLength(4);
+  });
+
+  it("aborts an observed (streamed) turn on the caller's signal, and a throwing listener never breaks a turn", async () => {
+    const provider = await fakeProvider([{ hang: true }, { text: "still fine" }]);
+    const backend = createAiSdkBackend({ model: chat(provider), store: createMemoryStore(), maxRetries: 0 });
+    const controller = new AbortController();
+    const running = backend.runTurn({ prompt: "hi", cwd: dirs.dir(), timeoutMs: 30_000 }, controller.signal, () => undefined);
+    setTimeout(() => controller.abort(), 200);
+    expect((await running)._unsafeUnwrapErr().code).toBe("aborted");
+    const fine = await backend.runTurn({ prompt: "hi", cwd: dirs.dir(), timeoutMs: 30_000 }, undefined, () => {
+      throw new Error("observer bug");
+    });
+    expect(fine._unsafeUnwrap().text).toBe("still fine");
   });
 
   it("answers a thread the store does not hold with resume_failed", async () => {

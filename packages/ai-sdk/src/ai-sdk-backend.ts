@@ -1,4 +1,14 @@
-import { BACKEND_ERROR_CODES, backendError, validateBackendTurnRequest, withBackendContext, type Backend, type BackendTurnRequest, type BackendTurnResult } from "@keel/backend";
+import {
+  BACKEND_ERROR_CODES,
+  backendError,
+  safeTurnListener,
+  validateBackendTurnRequest,
+  withBackendContext,
+  type Backend,
+  type BackendTurnListener,
+  type BackendTurnRequest,
+  type BackendTurnResult,
+} from "@keel/backend";
 import { addUsage, KeelError, newId, validateOrThrow, type Usage } from "@keel/core";
 import { openTranscript, type Transcript, type TranscriptContext, type TranscriptEntryInput } from "@keel/transcript";
 import { generateText, stepCountIs, type ModelMessage } from "ai";
@@ -6,6 +16,7 @@ import { err, errAsync, ok, ResultAsync, type Result } from "neverthrow";
 import { AiSdkBackendOptionsSchema, type AiSdkBackendOptions, type AiSdkProviderOptions } from "./ai-sdk-backend-options.js";
 import { compactThread, needsCompaction } from "./internal/ai-sdk-compaction.js";
 import { aiSdkError } from "./internal/ai-sdk-errors.js";
+import { streamTurn } from "./internal/ai-sdk-progress.js";
 import { responseMessagesOf, turnText, type GenerateTextResult } from "./internal/ai-sdk-result.js";
 import { turnUsage } from "./internal/ai-sdk-usage.js";
 import { isRecord } from "./internal/message-parts.js";
@@ -60,6 +71,10 @@ function modelChange(model: AiSdkBackendOptions["model"]): { provider: string; m
  *   restored history is sent inline.
  * - With `compaction`, a resumed thread near its context window is compacted first (Keel's
  *   transcript compaction, summarized by the same model); the summary calls count in the usage.
+ * - Progress: with `runTurn`'s `onEvent`, the loop runs as `streamText` (same arguments, same
+ *   result) and reports each text delta, each tool call and the file access of each call of a
+ *   tool named in `toolFileAccess` (before the tool runs: a read's bytes are in the result only).
+ *   Without a listener it is one `generateText`.
  *
  * Skills and project instructions reach the model through the prompt (`capabilities.skills` and
  * `instructions` are `prompt`); `request.model`, `env` and `skillPaths` are not used (the model is
@@ -120,7 +135,7 @@ export function createAiSdkBackend(options: AiSdkBackendOptions): Backend {
     return ok(undefined);
   };
 
-  const run = async (transcript: Transcript, request: BackendTurnRequest, signal: AbortSignal | undefined): Promise<Result<BackendTurnResult, KeelError>> => {
+  const run = async (transcript: Transcript, request: BackendTurnRequest, signal: AbortSignal | undefined, onEvent: BackendTurnListener | undefined): Promise<Result<BackendTurnResult, KeelError>> => {
     const threadId = transcript.sessionId;
     const started = Date.now();
     const prompt: ModelMessage = { role: "user", content: request.prompt };
@@ -149,17 +164,19 @@ export function createAiSdkBackend(options: AiSdkBackendOptions): Backend {
     }
     const { history, context } = loaded.value;
     let result: GenerateTextResult;
+    const args = {
+      model: options.model,
+      messages: [...history, prompt],
+      ...(options.system === undefined ? {} : { system: options.system }),
+      ...(options.tools === undefined ? {} : { tools: options.tools }),
+      stopWhen,
+      abortSignal,
+      ...(options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries }),
+      ...(providerOptions === undefined ? {} : { providerOptions }),
+    };
     try {
-      result = await generateText({
-        model: options.model,
-        messages: [...history, prompt],
-        ...(options.system === undefined ? {} : { system: options.system }),
-        ...(options.tools === undefined ? {} : { tools: options.tools }),
-        stopWhen,
-        abortSignal,
-        ...(options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries }),
-        ...(providerOptions === undefined ? {} : { providerOptions }),
-      });
+      // Observed, the loop streams (text deltas, tool calls as they come); unobserved it is one generateText.
+      result = onEvent ? await streamTurn(args, rules, safeTurnListener(onEvent)) : await generateText(args);
     } catch (error) {
       return err(interrupted(error) ?? aiSdkError(error, id, threadId));
     }
@@ -181,19 +198,19 @@ export function createAiSdkBackend(options: AiSdkBackendOptions): Backend {
 
   // `run` settles every failure it expects as a value; anything else (a host's tool object that
   // breaks the SDK before the call) is caught here, so `runTurn` never rejects.
-  const settle = (transcript: Transcript, request: BackendTurnRequest, signal: AbortSignal | undefined): ResultAsync<BackendTurnResult, KeelError> =>
+  const settle = (transcript: Transcript, request: BackendTurnRequest, signal: AbortSignal | undefined, onEvent: BackendTurnListener | undefined): ResultAsync<BackendTurnResult, KeelError> =>
     new ResultAsync(
-      run(transcript, request, signal).catch((error: unknown) => err(aiSdkError(error, id, transcript.sessionId))),
+      run(transcript, request, signal, onEvent).catch((error: unknown) => err(aiSdkError(error, id, transcript.sessionId))),
     );
 
   return {
     id,
     capabilities: { resume: true, skills: "prompt", usage: "full", instructions: "prompt" },
-    runTurn(request: BackendTurnRequest, signal?: AbortSignal): ResultAsync<BackendTurnResult, KeelError> {
+    runTurn(request: BackendTurnRequest, signal?: AbortSignal, onEvent?: BackendTurnListener): ResultAsync<BackendTurnResult, KeelError> {
       const valid = validateBackendTurnRequest(request);
       if (valid.isErr()) return errAsync(withBackendContext(valid.error, id, request?.threadId ?? null));
       if (signal?.aborted) return errAsync(backendError("aborted", id, "the turn was aborted before it started", { threadId: request.threadId ?? null }));
-      return open(valid.value).andThen((transcript) => settle(transcript, valid.value, signal));
+      return open(valid.value).andThen((transcript) => settle(transcript, valid.value, signal, onEvent));
     },
   };
 }

@@ -19,6 +19,21 @@ function bytesOf(value: unknown): number | undefined {
 }
 
 /**
+ * The file access of one tool call (`{ toolName, input }`), when `rules` names its tool and its
+ * input holds a path; `output` is the call's result, for a read's bytes.
+ */
+export function callAccesses(call: unknown, rules: Readonly<Record<string, ToolFileAccessRule>>, output: unknown): BackendFileAccess[] {
+  if (!isRecord(call) || typeof call.toolName !== "string" || !Object.hasOwn(rules, call.toolName)) return [];
+  const rule = rules[call.toolName] as ToolFileAccessRule;
+  const input = isRecord(call.input) ? call.input : {};
+  const named = input[rule.pathArgument];
+  const path = typeof named === "string" && named !== "" ? named : rule.op === "search" ? "." : undefined;
+  if (path === undefined) return [];
+  const bytes = rule.op === "read" ? bytesOf(output) : rule.op === "write" && rule.contentArgument !== undefined ? bytesOf(input[rule.contentArgument]) : undefined;
+  return [{ op: rule.op, path, ...(bytes === undefined ? {} : { bytes }), tool: call.toolName }];
+}
+
+/**
  * The file accesses of a turn's tool calls, in call order: a call of a tool named in `rules`
  * whose input holds a string at the rule's `pathArgument` (a search without one stands for `.`).
  * A read's bytes are those of its string output, a write's those of its `contentArgument`.
@@ -31,19 +46,8 @@ export function fileAccessOf(steps: readonly StepLike[], rules: Readonly<Record<
       if (isRecord(result) && typeof result.toolCallId === "string") outputs.set(result.toolCallId, result.output);
     }
     for (const call of step.toolCalls ?? []) {
-      if (!isRecord(call) || typeof call.toolName !== "string" || !Object.hasOwn(rules, call.toolName)) continue;
-      const rule = rules[call.toolName] as ToolFileAccessRule;
-      const input = isRecord(call.input) ? call.input : {};
-      const named = input[rule.pathArgument];
-      const path = typeof named === "string" && named !== "" ? named : rule.op === "search" ? "." : undefined;
-      if (path === undefined) continue;
-      const bytes =
-        rule.op === "read"
-          ? bytesOf(typeof call.toolCallId === "string" ? outputs.get(call.toolCallId) : undefined)
-          : rule.op === "write" && rule.contentArgument !== undefined
-            ? bytesOf(input[rule.contentArgument])
-            : undefined;
-      accesses.push({ op: rule.op, path, ...(bytes === undefined ? {} : { bytes }), tool: call.toolName });
+      const output = isRecord(call) && typeof call.toolCallId === "string" ? outputs.get(call.toolCallId) : undefined;
+      accesses.push(...callAccesses(call, rules, output));
     }
   }
   return accesses;
