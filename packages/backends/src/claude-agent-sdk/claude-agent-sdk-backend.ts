@@ -23,6 +23,7 @@ import type {
   ClaudeAgentSdkQuery,
   ClaudeAgentSdkQueryHandle,
   ClaudeAgentSdkQueryOptions,
+  ClaudeAgentSdkSessionStore,
   ClaudeAgentSdkSettingSource,
   ClaudeAgentSdkSystemPrompt,
 } from "./claude-agent-sdk-types.js";
@@ -74,6 +75,13 @@ export interface ClaudeAgentSdkBackendOptions {
   killGraceMs?: number;
   /** stderr of Claude Code kept for error messages (default 64 KiB). */
   maxStderrBytes?: number;
+  /**
+   * Where Claude Code mirrors each session, and resumes it from when this host has no local copy
+   * (the SDK's `sessionStore`, **alpha** in the SDK; proven with 0.3.336):
+   * `createClaudeSessionStore({ store })` keeps sessions in any Keel store, so a thread moves
+   * between hosts with the store.
+   */
+  sessionStore?: ClaudeAgentSdkSessionStore;
 }
 
 const name = z
@@ -102,6 +110,12 @@ const OptionsSchema = z.strictObject({
   inheritEnv: z.boolean().optional(),
   killGraceMs: z.number().int().nonnegative().max(60_000).optional(),
   maxStderrBytes: z.number().int().min(1024).optional(),
+  sessionStore: z
+    .custom<ClaudeAgentSdkSessionStore>(
+      (value) => typeof value === "object" && value !== null && typeof (value as { append?: unknown }).append === "function" && typeof (value as { load?: unknown }).load === "function",
+      { message: "must be a session store (append and load), e.g. createClaudeSessionStore({ store })" },
+    )
+    .optional(),
 });
 
 /** Whether this process runs as root (uid 0); `false` where there are no uids. */
@@ -279,6 +293,7 @@ function queryOptions(
     ...(settings.pathToClaudeCodeExecutable === undefined ? {} : { pathToClaudeCodeExecutable: settings.pathToClaudeCodeExecutable }),
     ...(skillDir === undefined ? {} : { additionalDirectories: [skillDir] }),
     hooks: { PostToolUse: [{ hooks: [onPostToolUse] }] },
+    ...(settings.sessionStore === undefined ? {} : { sessionStore: settings.sessionStore }),
   };
 }
 

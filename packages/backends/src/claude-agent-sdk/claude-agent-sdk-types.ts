@@ -50,6 +50,25 @@ export interface ClaudeAgentSdkHooks {
   PostToolUse?: { matcher?: string; hooks: ClaudeAgentSdkHookCallback[] }[];
 }
 
+/**
+ * The SDK's `SessionStore` (alpha at 0.3.336), as far as this adapter passes it on: Claude Code
+ * mirrors each session's transcript to it, and a resume loads the session from it when the local
+ * copy is missing. `createClaudeSessionStore` makes one over any Keel store; the SDK's own stores
+ * fit too.
+ */
+export interface ClaudeAgentSdkSessionStore {
+  /** Mirrors a batch of transcript entries of one session (or subagent) key. */
+  append(key: { projectKey: string; sessionId: string; subpath?: string }, entries: { type: string; [key: string]: unknown }[]): Promise<void>;
+  /** A session's entries, or `null` when it was never written. */
+  load(key: { projectKey: string; sessionId: string; subpath?: string }): Promise<{ type: string; [key: string]: unknown }[] | null>;
+  /** The project's sessions with their modification times. */
+  listSessions?(projectKey: string): Promise<{ sessionId: string; mtime: number }[]>;
+  /** Deletes a session. */
+  delete?(key: { projectKey: string; sessionId: string; subpath?: string }): Promise<void>;
+  /** The subagent transcripts of a session. */
+  listSubkeys?(key: { projectKey: string; sessionId: string }): Promise<string[]>;
+}
+
 /** The options of `query()` this adapter sets (a subset of the SDK's `Options`, same names). */
 export interface ClaudeAgentSdkQueryOptions {
   /** Working directory of the session. */
@@ -86,6 +105,8 @@ export interface ClaudeAgentSdkQueryOptions {
   stderr: (data: string) => void;
   /** In-process hooks (a `PostToolUse` hook reports each call's file accesses). */
   hooks?: ClaudeAgentSdkHooks;
+  /** Where Claude Code mirrors its session transcripts, and resumes them from (alpha in the SDK). */
+  sessionStore?: ClaudeAgentSdkSessionStore;
 }
 
 /**

@@ -195,6 +195,15 @@ describe("createClaudeAgentSdkBackend over a scripted query", () => {
     expect(backend.capabilities).toMatchObject({ instructions: "prompt", skills: "prompt" });
   });
 
+  it("passes a session store on to the SDK as its sessionStore, and none by default", async () => {
+    const fake = fakeQuery(() => ({ messages: recorded("success") }));
+    const sessionStore = { append: async () => undefined, load: async () => null };
+    (await createClaudeAgentSdkBackend({ query: fake.query, sessionStore }).runTurn({ ...turn, cwd }))._unsafeUnwrap();
+    (await createClaudeAgentSdkBackend({ query: fake.query }).runTurn({ ...turn, cwd }))._unsafeUnwrap();
+    expect(fake.calls[0]!.options.sessionStore).toBe(sessionStore);
+    expect(fake.calls[1]!.options).not.toHaveProperty("sessionStore");
+  });
+
   it("reports the file accesses and tool calls of the recorded Read and Bash calls", async () => {
     const result = (await createClaudeAgentSdkBackend({ query: fakeQuery(() => ({ messages: recorded("tool-calls") })).query }).runTurn({ ...turn, cwd }))._unsafeUnwrap();
     expect(result.toolCalls).toBe(2);
@@ -402,6 +411,7 @@ describe("createClaudeAgentSdkBackend over a scripted query", () => {
       { env: { "BAD-NAME": "x" } },
       { model: "--flag" },
       { nonsense: true },
+      { sessionStore: { append: async () => undefined } },
     ];
     for (const options of bad) {
       expect(() => createClaudeAgentSdkBackend(options as never), JSON.stringify(options)).toThrow(expect.objectContaining({ code: "invalid_input" }));
