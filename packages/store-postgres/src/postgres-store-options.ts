@@ -31,7 +31,35 @@ export interface PostgresStoreOptions {
   migrate?: boolean;
   /** The largest value in bytes of JSON text (a document, or one log record). Default 1 MiB, at most PostgreSQL's 1 GiB field limit. */
   maxValueBytes?: number;
+  /**
+   * The longest a write waits for a row (or lease) another transaction holds locked, in ms
+   * (PostgreSQL's `lock_timeout`, set with `SET LOCAL` in every transaction of the store; default
+   * 20,000; 0: no limit). A write that waits longer ends `unavailable` (retryable), having written
+   * nothing. It bounds waits on holders the idle timeout does not end (another tool's session, a
+   * slow statement) and on a queue of many hosts on one row; a frozen Keel host is ended sooner,
+   * by its own `idleInTransactionTimeoutMs`, and the waiters then go on.
+   */
+  lockTimeoutMs?: number;
+  /**
+   * The longest one statement of the store runs, lock waits included, in ms (`statement_timeout`,
+   * `SET LOCAL` per transaction; default 30,000; 0: no limit). Longer is `unavailable` (retryable).
+   */
+  statementTimeoutMs?: number;
+  /**
+   * The longest a transaction of the store may sit idle between its statements, in ms
+   * (`idle_in_transaction_session_timeout`, `SET LOCAL` per transaction; default 10,000; 0: no
+   * limit). Past it the server ends the session: a host stopped inside a transaction (SIGSTOP, a
+   * long GC pause, a hung VM) has it rolled back and its locks released, and sees `unavailable`
+   * (retryable) when it resumes.
+   */
+  idleInTransactionTimeoutMs?: number;
 }
+
+/** The defaults of the per-transaction timeouts (see {@link PostgresStoreOptions}), in ms. */
+export const DEFAULT_POSTGRES_TIMEOUTS = { lockTimeoutMs: 20_000, statementTimeoutMs: 30_000, idleInTransactionTimeoutMs: 10_000 } as const;
+
+/** PostgreSQL's largest timeout setting in ms (an `int`). */
+const MAX_TIMEOUT_MS = 2_147_483_647;
 
 const MAX_CONNECTION_STRING_LENGTH = 8192;
 
@@ -49,6 +77,16 @@ function isSystemSchema(schema: string): boolean {
  */
 function isConnectionString(text: string): boolean {
   return /^(postgres|postgresql|socket):/i.test(text) || text.startsWith("/");
+}
+
+/** A timeout option: whole ms, 0 (no limit) up to PostgreSQL's largest. */
+function timeoutMs(name: string) {
+  return z
+    .number()
+    .int(`${name} must be a whole number of milliseconds`)
+    .min(0, `${name} must be 0 (no limit) or more milliseconds`)
+    .max(MAX_TIMEOUT_MS, `${name} must be at most ${MAX_TIMEOUT_MS} ms (PostgreSQL's limit)`)
+    .optional();
 }
 
 /** The zod schema of {@link PostgresStoreOptions}. */
@@ -72,5 +110,8 @@ export const PostgresStoreOptionsSchema: z.ZodType = z
     poolSize: z.number().int().min(1).max(100).optional(),
     migrate: z.boolean().optional(),
     maxValueBytes: z.number().int().positive().max(MAX_FIELD_BYTES).optional(),
+    lockTimeoutMs: timeoutMs("lockTimeoutMs"),
+    statementTimeoutMs: timeoutMs("statementTimeoutMs"),
+    idleInTransactionTimeoutMs: timeoutMs("idleInTransactionTimeoutMs"),
   })
   .refine((options) => (options.connectionString === undefined) !== (options.pool === undefined), "give exactly one of connectionString or pool");

@@ -3,9 +3,9 @@ import type { KeelStore } from "@keel/store";
 import { DEFAULT_MAX_VALUE_BYTES, validateCheckOptions } from "@keel/store/kit";
 import { err, errAsync, ok, ResultAsync, type Result } from "neverthrow";
 import pg from "pg";
-import { PostgresStoreOptionsSchema, type PostgresStoreOptions } from "./postgres-store-options.js";
+import { DEFAULT_POSTGRES_TIMEOUTS, PostgresStoreOptionsSchema, type PostgresStoreOptions } from "./postgres-store-options.js";
 import { checkPostgres } from "./internal/postgres-check.js";
-import { closedError, read, tablesOf, toStoreError, type PostgresContext } from "./internal/postgres-context.js";
+import { beginStatement, closedError, read, tablesOf, toStoreError, type PostgresContext, type PostgresTimeouts } from "./internal/postgres-context.js";
 import { createPostgresDocs } from "./internal/postgres-docs.js";
 import { createPostgresLeases } from "./internal/postgres-leases.js";
 import { createPostgresLogs } from "./internal/postgres-logs.js";
@@ -41,8 +41,12 @@ export interface PostgresStore extends KeelStore {
  * - Leases are rows with a fencing token, expiry judged by the database clock
  *   (`clock_timestamp()`); a fenced write locks the lease row `FOR SHARE` in its own
  *   transaction, so a takeover waits for it, and a stale token is `lease_lost`.
- * - No session state (no session advisory locks, prepared statement names, `SET` or `LISTEN`):
- *   safe behind a transaction-mode pooler such as PgBouncer.
+ * - Every transaction is bounded (`SET LOCAL lock_timeout`, `statement_timeout`,
+ *   `idle_in_transaction_session_timeout`; defaults 20 s, 30 s, 10 s): the server ends a transaction
+ *   left idle (a host stopped inside it) and its waiters go on; a wait past the lock timeout is
+ *   `unavailable` (retryable), nothing written.
+ * - No session state (no session advisory locks, prepared statement names, session `SET` or
+ *   `LISTEN`): safe behind a transaction-mode pooler such as PgBouncer.
  * - `migrate()` runs before the first operation (unless `migrate: false`); a newer schema is
  *   refused with `unsupported`. A lost connection is `unavailable` (retryable); the server has
  *   rolled back whatever the transaction had done.
@@ -67,10 +71,17 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   // An idle client whose connection drops emits 'error' on the pool; without a listener that would crash the process.
   if (owned) pool.on("error", () => undefined);
   let readiness: Promise<Result<void, KeelError>> | undefined;
+  const timeouts: PostgresTimeouts = {
+    lockTimeoutMs: options.lockTimeoutMs ?? DEFAULT_POSTGRES_TIMEOUTS.lockTimeoutMs,
+    statementTimeoutMs: options.statementTimeoutMs ?? DEFAULT_POSTGRES_TIMEOUTS.statementTimeoutMs,
+    idleInTransactionTimeoutMs: options.idleInTransactionTimeoutMs ?? DEFAULT_POSTGRES_TIMEOUTS.idleInTransactionTimeoutMs,
+  };
   const context: PostgresContext = {
     pool,
     tables: tablesOf(schema),
     maxValueBytes: options.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES,
+    timeouts,
+    begin: beginStatement(timeouts),
     closed: false,
     ready: () => {
       readiness ??= prepare().then((outcome) => {
@@ -85,7 +96,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   const migrate = async (): Promise<Result<PostgresMigration, KeelError>> => {
     if (context.closed) return err(closedError(context));
     try {
-      return ok(await migratePostgres(pool, schema));
+      return ok(await migratePostgres(pool, schema, context.begin));
     } catch (error) {
       return err(toStoreError(error, context, `migrating schema ${schema}`));
     }

@@ -4,7 +4,7 @@ import { decideBatch, decideDelete, decidePut, validateBatchArguments, validateD
 import { docMetaPage, docValuePage, encodeKeyText as encodeKey, runDocDecision, storedDoc, validatePageQuery, validateUpdateArguments, type StoredPlace } from "@keel/store/kit";
 import { err, errAsync, ok, type ResultAsync } from "neverthrow";
 import type { PoolClient } from "pg";
-import { ATTEMPTS, NOW_MS, isRace, read, type PostgresContext } from "./postgres-context.js";
+import { NOW_MS, read, transaction, type PostgresContext } from "./postgres-context.js";
 import { fencedTransaction } from "./postgres-leases.js";
 
 /** Where the PostgreSQL store's rows are, as its errors and reports name it: `postgres:<schema>`. */
@@ -180,7 +180,8 @@ export function createPostgresDocs(context: PostgresContext): DocStore {
  * does, and writes only when all hold; the rows' states come back either way, and the shared
  * rules (`decideBatch`) give the versions or the error from them, so the SQL decides only
  * whether to write. A racing creator of one of the keys makes the INSERT hit the primary key:
- * the statement runs again with a fresh snapshot.
+ * the statement runs again with a fresh snapshot. It runs in a transaction of its own (three
+ * round trips, not one) so that the store's timeouts bound its wait on a locked row.
  */
 function batchInOneStatement(context: PostgresContext, encoded: readonly EncodedPut[], stored: readonly string[]): ResultAsync<WrittenDoc[], KeelError> {
   const { docs } = context.tables;
@@ -210,22 +211,14 @@ function batchInOneStatement(context: PostgresContext, encoded: readonly Encoded
     SELECT x.ord, x.current_version, x.current_deleted, COALESCE(u.updated_at, n.updated_at) AS updated_at
     FROM decided AS x LEFT JOIN updated AS u ON u.key = x.key LEFT JOIN inserted AS n ON n.key = x.key ORDER BY x.ord`;
   const parameters = [stored, kinds, expected, encoded.map((write) => write.text), encoded.map((write) => write.bytes)];
-  return read(context, `writing ${encoded.length} documents`, async (pool) => {
-    for (let attempt = 1; ; attempt++) {
-      let rows: { current_version: string | null; current_deleted: boolean | null; updated_at: string | null }[];
-      try {
-        rows = (await pool.query<{ current_version: string | null; current_deleted: boolean | null; updated_at: string | null }>(sql, parameters)).rows;
-      } catch (error) {
-        if (isRace(error) && attempt < ATTEMPTS) continue;
-        throw error;
-      }
-      const states = rows.map((row) => (row.current_version === null ? undefined : { version: Number(row.current_version), deleted: row.current_deleted === true }));
-      const versions = decideBatch(states, encoded);
-      if (versions.isErr()) return err(versions.error);
-      if (rows.some((row) => row.updated_at === null)) {
-        return err(new KeelError("io_failed", `writing ${encoded.length} documents: PostgreSQL did not write a batch the rules allow (schema ${context.tables.schema})`, { details: { schema: context.tables.schema } }));
-      }
-      return ok(encoded.map((write, index): WrittenDoc => ({ key: [...write.segments], version: versions.value[index]!, updatedAt: iso(rows[index]!.updated_at!) })));
+  return transaction(context, `writing ${encoded.length} documents`, async (client) => {
+    const rows = (await client.query<{ current_version: string | null; current_deleted: boolean | null; updated_at: string | null }>(sql, parameters)).rows;
+    const states = rows.map((row) => (row.current_version === null ? undefined : { version: Number(row.current_version), deleted: row.current_deleted === true }));
+    const versions = decideBatch(states, encoded);
+    if (versions.isErr()) return err(versions.error);
+    if (rows.some((row) => row.updated_at === null)) {
+      return err(new KeelError("io_failed", `writing ${encoded.length} documents: PostgreSQL did not write a batch the rules allow (schema ${context.tables.schema})`, { details: { schema: context.tables.schema } }));
     }
+    return ok(encoded.map((write, index): WrittenDoc => ({ key: [...write.segments], version: versions.value[index]!, updatedAt: iso(rows[index]!.updated_at!) })));
   });
 }

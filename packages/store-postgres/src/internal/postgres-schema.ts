@@ -60,13 +60,17 @@ export async function readPostgresSchemaVersion(pool: Pool, schema: string): Pro
  * `pg_advisory_xact_lock` (a transaction-scoped lock: it ends with the transaction, so it is
  * safe behind a transaction-mode pooler and never strands). Concurrent migrators take turns; the
  * second finds the work done. Every statement is idempotent (`IF NOT EXISTS`) and none needs
- * `CONCURRENTLY`. A newer schema is refused, untouched.
+ * `CONCURRENTLY`. A newer schema is refused, untouched. `begin` opens the transaction (the
+ * store's, with its timeouts: a migrator waits on another no longer than `lock_timeout`).
  */
-export async function migratePostgres(pool: Pool, schema: string): Promise<PostgresMigration> {
+export async function migratePostgres(pool: Pool, schema: string, begin = "BEGIN"): Promise<PostgresMigration> {
   const client = await pool.connect();
+  // A session the server ends between statements is reported by the next query, not as a crash.
+  const ignore = () => undefined;
+  client.on("error", ignore);
   let failure: unknown;
   try {
-    await client.query("BEGIN");
+    await client.query(begin);
     await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`keel.migrate.${schema}`]);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(schema)}`);
     const t = tablesOf(schema);
@@ -85,6 +89,7 @@ export async function migratePostgres(pool: Pool, schema: string): Promise<Postg
     await client.query("ROLLBACK").catch(() => undefined);
     throw error;
   } finally {
+    client.off("error", ignore);
     client.release(failure instanceof Error && !KeelError.is(failure) ? failure : undefined);
   }
 }
