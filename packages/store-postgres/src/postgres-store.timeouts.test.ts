@@ -72,7 +72,7 @@ describeWithPostgres("createPostgresStore timeouts", () => {
     await okValue(defaults.migrate());
     await okValue(chosen.migrate());
     await okValue(defaults.docs.put(["a"], 1, { create: true }));
-    await okValue(chosen.docs.update(["b"], () => ({ value: 1 })));
+    await okValue(chosen.docs.update!(["b"], () => ({ value: 1 })));
     expect(atCommit).toEqual(["20s 30s 10s", "250ms 0 1500ms", "20s 30s 10s", "250ms 0 1500ms"]);
     // Outside the store's transactions, on the same session: the server's settings, untouched.
     expect((await pool.query<{ s: string }>(settings)).rows[0]!.s).toBe("0 0 0");
@@ -83,10 +83,10 @@ describeWithPostgres("createPostgresStore timeouts", () => {
     await okValue(store.docs.put(["hot"], { n: 0 }, { create: true }));
     const holder = await lockRow(store, "hot");
     for (const write of [
-      () => store.docs.put(["hot"], { n: 1 }, { unconditional: true }),
-      () => store.docs.update(["hot"], () => ({ value: { n: 2 } })),
-      () => store.docs.batch([{ key: ["hot"], value: { n: 3 }, condition: { unconditional: true } }]),
-      () => store.docs.delete(["hot"], { unconditional: true }),
+      () => store.docs.put(["hot"], { n: 1 }, { unconditional: true }).map(() => undefined),
+      () => store.docs.update!(["hot"], () => ({ value: { n: 2 } })).map(() => undefined),
+      () => store.docs.batch!([{ key: ["hot"], value: { n: 3 }, condition: { unconditional: true } }]).map(() => undefined),
+      () => store.docs.delete(["hot"], { unconditional: true }).map(() => undefined),
     ]) {
       const started = performance.now();
       const failed = await errOf(write());
