@@ -1,7 +1,7 @@
 import { KeelError, createManualClock, type ManualClock } from "@keel/core";
 import { createMemoryStore, type KeelStore, type LeaseStore } from "@keel/store";
 import { createLeaseKeeper } from "@keel/store/kit";
-import { okAsync } from "neverthrow";
+import { ok, okAsync } from "neverthrow";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { expectThrowsKeel } from "../../../test/support/hostile.js";
 
@@ -55,6 +55,28 @@ describe("createLeaseKeeper", () => {
     });
     expect(attempts).toEqual(["lease_held", "lease_held", "lease_held", "lease_held", "lease_held"]);
     expect(result.isOk()).toBe(true);
+  });
+
+  it("renews every renewIntervalMs when given: a stall the default interval loses the lease to is survived", async () => {
+    vi.useFakeTimers();
+    /** Holds `job` for 900 ms, then stalls 850 ms (the store's clock moves on, the keeper's timers do not) while another holder tries to take it. */
+    const stall = async (renewIntervalMs?: number) => {
+      const { store, leases, clock } = counted();
+      const keeper = createLeaseKeeper({ leases, holder: "me", ttlMs: 1_000, ...(renewIntervalMs !== undefined ? { renewIntervalMs } : {}) });
+      const result = await keeper.run("job", async (fence) => {
+        await elapse(clock, 900);
+        clock.advance(850);
+        const taken = await store.leases.acquire("job", "other", { ttlMs: 1_000 });
+        const written = await store.docs.put(["d"], { n: 1 }, { create: true, fence });
+        return ok({ taken: taken.isErr() ? taken.error.code : "acquired", written: written.isErr() ? written.error.code : "written" });
+      });
+      await keeper.close();
+      return result._unsafeUnwrap();
+    };
+    // Default (every 333 ms): last renewed at 700 ms, expired at 1,700 ms, before the stall ends.
+    expect(await stall()).toEqual({ taken: "acquired", written: "lease_lost" });
+    // Every 100 ms: last renewed at 900 ms, held until 1,900 ms.
+    expect(await stall(100)).toEqual({ taken: "lease_held", written: "written" });
   });
 
   it("answers lease_held without running the work when another holder has it (waitMs 0)", async () => {
@@ -174,6 +196,8 @@ describe("createLeaseKeeper", () => {
       { leases, holder: "me", ttlMs: 1.5 },
       { leases, holder: "me", ttlMs: 1_000, waitMs: -1 },
       { leases, holder: "me", ttlMs: 1_000, lingerMs: 2 ** 40 },
+      { leases, holder: "me", ttlMs: 1_000, renewIntervalMs: 1_000 },
+      { leases, holder: "me", ttlMs: 1_000, renewIntervalMs: 0 },
       { leases: {}, holder: "me", ttlMs: 1_000 },
       { leases, holder: "me", ttlMs: 1_000, extra: true },
     ]) {

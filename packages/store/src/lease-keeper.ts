@@ -10,8 +10,14 @@ export interface LeaseKeeperOptions {
   leases: LeaseStore;
   /** This keeper's holder name (1 to 256 characters); one holder per process or per caller. */
   holder: string;
-  /** Time to live of each lease, ms; renewed at a third of it while held. */
+  /** Time to live of each lease, ms; renewed every `renewIntervalMs` while held. */
   ttlMs: number;
+  /**
+   * How often a held lease is renewed, ms; less than `ttlMs` (default a third of it, at least 10).
+   * A holder whose process stalls (a GC pause, a stopped VM) longer than `ttlMs` minus this
+   * interval can lose the lease: renewing more often tolerates a longer stall at the same TTL.
+   */
+  renewIntervalMs?: number;
   /** How long `run` waits for a lease held elsewhere before `lease_held`, ms (default 0: fail at once). */
   waitMs?: number;
   /**
@@ -39,18 +45,24 @@ export interface LeaseKeeper {
   close(): Promise<void>;
 }
 
-const OptionsSchema = z.strictObject({
-  leases: z.custom<LeaseStore>((value) => typeof (value as LeaseStore | undefined)?.acquire === "function", "leases must be a LeaseStore"),
-  holder: z.string().min(1).max(256),
-  // Bounded like every store duration: a longer one would overflow the timers.
-  ttlMs: z.number().int().positive().max(MAX_DURATION_MS),
-  waitMs: z.number().int().nonnegative().max(MAX_DURATION_MS).optional(),
-  lingerMs: z.number().int().nonnegative().max(MAX_DURATION_MS).optional(),
-  onLost: z.custom<(name: string, error: KeelError) => void>((value) => typeof value === "function", "onLost must be a function").optional(),
-});
+const OptionsSchema = z
+  .strictObject({
+    leases: z.custom<LeaseStore>((value) => typeof (value as LeaseStore | undefined)?.acquire === "function", "leases must be a LeaseStore"),
+    holder: z.string().min(1).max(256),
+    // Bounded like every store duration: a longer one would overflow the timers.
+    ttlMs: z.number().int().positive().max(MAX_DURATION_MS),
+    renewIntervalMs: z.number().int().positive().max(MAX_DURATION_MS).optional(),
+    waitMs: z.number().int().nonnegative().max(MAX_DURATION_MS).optional(),
+    lingerMs: z.number().int().nonnegative().max(MAX_DURATION_MS).optional(),
+    onLost: z.custom<(name: string, error: KeelError) => void>((value) => typeof value === "function", "onLost must be a function").optional(),
+  })
+  .refine((options) => options.renewIntervalMs === undefined || options.renewIntervalMs < options.ttlMs, {
+    message: "renewIntervalMs must be less than ttlMs: a lease renewed no sooner than it expires is lost between renewals",
+    path: ["renewIntervalMs"],
+  });
 
-/** How often a held lease is renewed: a third of its time to live, at least every 10 ms. */
-function renewalIntervalMs(ttlMs: number): number {
+/** The default renewal interval: a third of the time to live, at least every 10 ms. */
+function defaultRenewalIntervalMs(ttlMs: number): number {
   return Math.max(10, Math.floor(ttlMs / 3));
 }
 
@@ -62,10 +74,10 @@ interface Held {
 
 /**
  * Creates a lease keeper: the one way Keel's domain packages hold a store lease around a unit of
- * work. `run` takes the lease (waiting up to `waitMs`), renews it in the background at a third of its
- * time to live while held, and after the work releases it, or keeps it for
- * `lingerMs` so that a burst of runs of one name pays one acquisition and one release. A kept
- * lease is checked with a read (`current`) before it is reused: one lost or taken over is
+ * work. `run` takes the lease (waiting up to `waitMs`), renews it in the background every
+ * `renewIntervalMs` (default a third of its time to live) while held, and after the work
+ * releases it, or keeps it for `lingerMs` so that a burst of runs of one name pays one
+ * acquisition and one release. A kept lease is checked with a read (`current`) before it is reused: one lost or taken over is
  * acquired again. Runs of one name queue behind each other in this keeper; the store lease
  * excludes other holders; the fence guards every write. A lost lease is not an error of `run`
  * (the work already ran): its fenced writes fail, and `onLost` is told. A holder that dies
@@ -79,7 +91,7 @@ interface Held {
  * ```
  */
 export function createLeaseKeeper(options: LeaseKeeperOptions): LeaseKeeper {
-  const { leases, holder, ttlMs, waitMs = 0, lingerMs = 0, onLost } = validateOrThrow(OptionsSchema, options, "lease keeper options");
+  const { leases, holder, ttlMs, renewIntervalMs = defaultRenewalIntervalMs(ttlMs), waitMs = 0, lingerMs = 0, onLost } = validateOrThrow(OptionsSchema, options, "lease keeper options");
   const held = new Map<string, Held>();
   const queues = new Map<string, Promise<void>>();
 
@@ -116,7 +128,7 @@ export function createLeaseKeeper(options: LeaseKeeperOptions): LeaseKeeper {
           // Lost: the next run acquires it again; writes fenced with the old token fail.
           (error) => lost(entry, error),
         );
-      }, renewalIntervalMs(ttlMs)),
+      }, renewIntervalMs),
       linger: undefined,
     };
     entry.renewal.unref?.();
