@@ -33,6 +33,18 @@ export interface RoleSessionTurnEvent extends EventBase<"role.session.turn"> {
   turn: number;
   /** True when a resume failed and the turn was retried fresh. */
   resumeFailed?: boolean;
+  /**
+   * Whether the turn's capsule was saved: `false` under the `fresh` policy (which keeps none),
+   * when the save failed (a `role.session.warning` says why) and when the turn was superseded.
+   */
+  capsuleWritten?: boolean;
+  /**
+   * True when the role's lease was lost during the turn (another host took the role over, or it
+   * expired unrenewed): its capsule and checkpoint writes were refused `lease_lost`, nothing of
+   * the turn was recorded, and `turn` is only the number it planned (another host's turn may
+   * have it).
+   */
+  superseded?: boolean;
 }
 
 /** `role.session.warning`: a capsule or checkpoint read or write failed; the turn's result stands. */

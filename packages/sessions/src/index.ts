@@ -10,6 +10,7 @@
  */
 export { createRoleSessions } from "./role-sessions.js";
 export type { RoleSessionHandle, RoleSessions, RoleSessionsOptions } from "./role-sessions.js";
+export type { RoleLeaseOptions } from "./role-lease.js";
 export type {
   Execute,
   RoleSessionTurnRequest,

@@ -62,10 +62,12 @@ describe("per mission-and-role lease", () => {
     expect(results.every((result) => result.isOk())).toBe(true);
   });
 
-  it("fences the capsule write: a turn whose lease was taken over saves nothing and warns, keeping its outcome", async () => {
+  it("fences the capsule write: a turn whose lease was taken over saves nothing and warns, keeping its outcome as superseded", async () => {
     const clock = createManualClock();
     const store = createMemoryStore({ clock });
     const events = createEventBus({ clock });
+    const turnEvents: unknown[] = [];
+    events.on("role.session.turn", (event) => turnEvents.push(event));
     const sessions = createRoleSessions({ store, clock, events, policy: "rolling", lease: { ttlMs: 1_000 } });
     const outcome = { text: "late", threadId: "t-1", usage: null, promptBytes: 1, openCheckpointItems: ["x"] };
     await sessions.initMissionCheckpoint("m1");
@@ -79,9 +81,25 @@ describe("per mission-and-role lease", () => {
     expect(value.warnings).toEqual([
       expect.objectContaining({ target: "checkpoint", operation: "write", code: "lease_lost" }),
       expect.objectContaining({ target: "capsule", operation: "write", code: "lease_lost" }),
+      // The distinct warning of a superseded turn.
+      expect.objectContaining({ target: "lease", operation: "lost", code: "lease_lost" }),
     ]);
+    expect(value.superseded).toBe(true);
+    expect(value.plan.turn).toBe(1);
+    expect(turnEvents).toEqual([expect.objectContaining({ turn: 1, capsuleWritten: false, superseded: true })]);
     expect((await sessions.readCapsule("m1", "engineer"))._unsafeUnwrap()).toBeUndefined();
     expect((await sessions.readMissionCheckpoint("m1"))._unsafeUnwrap()?.checkpoint.roles).toEqual({});
+  });
+
+  it("does not call a turn whose lease held superseded: its event says capsuleWritten", async () => {
+    const events = createEventBus();
+    const turnEvents: unknown[] = [];
+    events.on("role.session.turn", (event) => turnEvents.push(event));
+    const sessions = createRoleSessions({ store: createMemoryStore(), events, policy: "rolling" });
+    const value = (await sessions.runTurn(request, () => okAsync({ text: "ok", threadId: "t-1", usage: null, promptBytes: 1 })))._unsafeUnwrap();
+    expect(value.superseded).toBe(false);
+    expect(turnEvents).toEqual([expect.objectContaining({ capsuleWritten: true, superseded: false })]);
+    await sessions.close();
   });
 
   it("names leases readably, and by digest when a name would be ambiguous or too long", () => {

@@ -78,6 +78,8 @@ describe("runTurn", () => {
       threadId: "thread-1",
       turn: 2,
       resumeFailed: false,
+      capsuleWritten: true,
+      superseded: false,
     });
   });
 

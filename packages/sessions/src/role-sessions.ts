@@ -1,6 +1,6 @@
 import { createEventBus, newId, parseSafeName, systemClock, validate, validateOrThrow, type Clock, type EventBus, type KeelError } from "@keel/core";
 import type { KeelStore } from "@keel/store";
-import { MAX_DURATION_MS, createLeaseKeeper, keelStoreSchema } from "@keel/store/kit";
+import { createLeaseKeeper, keelStoreSchema } from "@keel/store/kit";
 import { errAsync, type Result, type ResultAsync } from "neverthrow";
 import { z } from "zod";
 import type { Capsule } from "./capsule-schema.js";
@@ -10,6 +10,7 @@ import { createDocMemo } from "./internal/doc-memo.js";
 import { runTurn } from "./internal/run-turn.js";
 import type { TurnContext } from "./internal/turn-context.js";
 import { initCheckpoint, readCheckpoint, type InitializedCheckpoint, type MissionCheckpointRecord } from "./mission-checkpoint.js";
+import { DEFAULT_ROLE_LEASE, RoleLeaseOptionsSchema, type RoleLeaseOptions } from "./role-lease.js";
 import { capsuleKey, keyText } from "./session-keys.js";
 import { DEFAULT_SESSION_LIMITS, SessionPolicySchema, type SessionLimits, type SessionPolicy } from "./session-policy.js";
 import { HandleTurnRequestSchema, RoleSessionTurnRequestSchema, type Execute, type RoleSessionTurnRequest, type RoleSessionTurnResult } from "./turn-types.js";
@@ -27,21 +28,13 @@ export interface RoleSessionsOptions {
   /** Overrides of {@link DEFAULT_SESSION_LIMITS}. */
   limits?: Partial<SessionLimits>;
   /**
-   * The per mission-and-role lease: its time to live (renewed in the background while held;
-   * default 30 s), how long a turn waits for a turn of the same role elsewhere (default 10
-   * minutes), and how long it stays held after a turn for the role's next turn (default 0:
-   * released at once). Lingering saves a burst of turns of one role in a long-lived process an
-   * acquisition and a release each; call `close()` before exiting, or the next process waits
-   * for the lease to expire.
+   * The per mission-and-role lease: its time to live (default 30 s), how often it is renewed
+   * while held (default a third of the TTL), how long a turn waits for a turn of the same role
+   * elsewhere (default 10 minutes), and how long it stays held after a turn for the role's next
+   * turn (default 0: released at once). See {@link RoleLeaseOptions} for the trade-off between
+   * a fast failover and surviving a long pause.
    */
-  lease?: {
-    /** Time to live of the lease, ms (default 30,000). */
-    ttlMs?: number;
-    /** How long a turn waits for the lease, ms (default 600,000). */
-    waitMs?: number;
-    /** How long the lease stays held after a turn, ms (default 0). */
-    lingerMs?: number;
-  };
+  lease?: RoleLeaseOptions;
 }
 
 /** One role of one mission: every operation is bound to it, so it cannot reach another role's state. */
@@ -114,14 +107,7 @@ const OptionsSchema = z.strictObject({
       maxInputTokens: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional(),
     })
     .optional(),
-  lease: z
-    .strictObject({
-      // Bounded like every store duration: a longer one would overflow the keeper's timers.
-      ttlMs: z.number().int().min(100).max(MAX_DURATION_MS).optional(),
-      waitMs: z.number().int().nonnegative().max(MAX_DURATION_MS).optional(),
-      lingerMs: z.number().int().nonnegative().max(MAX_DURATION_MS).optional(),
-    })
-    .optional(),
+  lease: RoleLeaseOptionsSchema.optional(),
 });
 
 function names(missionId: unknown, role: unknown): Result<{ missionId: string; role: string }, KeelError> {
@@ -158,9 +144,10 @@ export function createRoleSessions(options: RoleSessionsOptions): RoleSessions {
     leaseKeeper: createLeaseKeeper({
       leases: options.store.leases,
       holder: `role-sessions.${newId()}`,
-      ttlMs: parsed.lease?.ttlMs ?? 30_000,
-      waitMs: parsed.lease?.waitMs ?? 600_000,
-      lingerMs: parsed.lease?.lingerMs ?? 0,
+      ttlMs: parsed.lease?.ttlMs ?? DEFAULT_ROLE_LEASE.ttlMs,
+      ...(parsed.lease?.renewIntervalMs !== undefined ? { renewIntervalMs: parsed.lease.renewIntervalMs } : {}),
+      waitMs: parsed.lease?.waitMs ?? DEFAULT_ROLE_LEASE.waitMs,
+      lingerMs: parsed.lease?.lingerMs ?? DEFAULT_ROLE_LEASE.lingerMs,
     }),
     knownCapsules: new Set(),
     freshTurns: new Map(),

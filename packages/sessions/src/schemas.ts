@@ -18,6 +18,7 @@ export type { WarningTarget } from "./turn-types.js";
 export { CAPSULE_LIMITS, CAPSULE_SCHEMA_VERSION, CapsuleSchema, ObjectiveRevisionSchema } from "./capsule-schema.js";
 export type { CapsuleCounters, CapsuleFailure, CheckpointPointer, ObjectiveRevision, ThreadBinding } from "./capsule-schema.js";
 export { capsuleKey, checkpointKey, handoffKey, roleLeaseName } from "./session-keys.js";
+export { DEFAULT_ROLE_LEASE, RoleLeaseOptionsSchema } from "./role-lease.js";
 export { MISSION_CHECKPOINT_SCHEMA_VERSION, MissionCheckpointSchema } from "./mission-checkpoint.js";
 export type { RoleCheckpointEntry } from "./mission-checkpoint.js";
 export { HANDOFF_LIMITS, HANDOFF_SCHEMA_VERSION, HandoffRecordSchema, HandoffSchema } from "./handoff.js";

@@ -130,8 +130,11 @@ export const TurnOutcomeSchema = z.object({
  */
 export type Execute = (plan: TurnPlan) => ResultAsync<TurnOutcome, KeelError> | Promise<Result<TurnOutcome, KeelError>>;
 
-/** What was being read or written when persistence failed. */
-export type WarningTarget = "capsule" | "checkpoint";
+/**
+ * What was being read or written when persistence failed; `lease` for the role's lease lost
+ * during the turn (the turn was superseded).
+ */
+export type WarningTarget = "capsule" | "checkpoint" | "lease";
 
 /**
  * A persistence problem during a turn. The turn's outcome stands; the warning says what was not
@@ -140,9 +143,12 @@ export type WarningTarget = "capsule" | "checkpoint";
 export interface SessionWarning {
   /** What was being read or written. */
   target: WarningTarget;
-  /** `read`, `write`, or `truncate` (content cut to the capsule bounds). */
-  operation: "read" | "write" | "truncate";
-  /** The store's error code (`not_found` for a capsule gone missing, `deleted` for one deleted during the turn, `too_large` for a truncation). */
+  /**
+   * `read`, `write`, `truncate` (content cut to the capsule bounds), or `lost` (target `lease`,
+   * code `lease_lost`: the turn was superseded, see {@link RoleSessionTurnResult.superseded}).
+   */
+  operation: "read" | "write" | "truncate" | "lost";
+  /** The store's error code (`not_found` for a capsule gone missing, `deleted` for one deleted during the turn, `too_large` for a truncation, `lease_lost` for a superseded turn). */
   code: KeelErrorCode;
   /** What happened, in words. */
   message: string;
@@ -156,6 +162,15 @@ export interface RoleSessionTurnResult {
   plan: TurnPlan;
   /** Persistence warnings; empty when everything was read and saved. */
   warnings: SessionWarning[];
+  /**
+   * True when the role's lease was lost during the turn — another host took the role over, or
+   * the lease expired unrenewed (a stalled process) — so its capsule and checkpoint writes were
+   * refused `lease_lost`. The outcome stands (the work happened) but nothing of it was recorded:
+   * the role's next turn, here or on the host that took over, does not know it, and
+   * `plan.turn` is only the number it planned. A `lease` warning (`lost`, `lease_lost`) says the
+   * same. Always `false` under the `fresh` policy, which holds no lease.
+   */
+  superseded: boolean;
 }
 
 /** @deprecated use {@link RoleSessionTurnResult}. */

@@ -74,8 +74,8 @@ function runFreshTurn(context: TurnContext, turn: Turn, execute: Execute): Resul
   const plan = planTurn(context, turn, null, number);
   return callExecute(execute, plan).map((outcome) => {
     context.freshTurns.set(turn.capsulePath, Math.max(number, context.freshTurns.get(turn.capsulePath) ?? 0));
-    emitTurn(context, turn, plan, outcome, false);
-    return { outcome, plan, warnings: [] };
+    emitTurn(context, turn, plan, outcome, { resumeFailed: false, capsuleWritten: false, superseded: false });
+    return { outcome, plan, warnings: [], superseded: false };
   });
 }
 
@@ -178,7 +178,7 @@ async function statefulTurn(context: TurnContext, turn: Turn, execute: Execute, 
   const plan = planTurn(context, turn, reads.capsule, (reads.capsule?.counters.totalTurns ?? 0) + 1);
   const { finalPlan, result, resumeFailed } = await executeWithRetry(execute, plan, reads.capsule);
   // The capsule records what is known even of a failed turn; the failure is then returned as is.
-  const turnNumber = await saveTurn(context, turn, {
+  const saved = await saveTurn(context, turn, {
     reads,
     plan: finalPlan,
     resumeFailed,
@@ -187,9 +187,22 @@ async function statefulTurn(context: TurnContext, turn: Turn, execute: Execute, 
     outcome: result.isOk() ? result.value : null,
     failure: result.isErr() ? result.error : null,
   });
+  // A write refused `lease_lost`: the lease was lost while the turn ran, so none of it was recorded.
+  const superseded = sink.warnings.some((warning) => warning.operation === "write" && warning.code === "lease_lost");
+  if (superseded) sink.warn("lease", "lost", supersededWarning(turn, saved.turn));
   if (result.isErr()) return err(result.error);
-  emitTurn(context, turn, { ...finalPlan, turn: turnNumber }, result.value, resumeFailed);
-  return ok({ outcome: result.value, plan: finalPlan, warnings: sink.warnings });
+  emitTurn(context, turn, { ...finalPlan, turn: saved.turn }, result.value, { resumeFailed, capsuleWritten: saved.capsuleWritten, superseded });
+  return ok({ outcome: result.value, plan: finalPlan, warnings: sink.warnings, superseded });
+}
+
+/** The warning of a superseded turn: the role's lease was lost while it ran, so nothing of it was recorded. */
+function supersededWarning(turn: Turn, planned: number): Pick<KeelError, "code" | "message"> {
+  return {
+    code: "lease_lost",
+    message:
+      `the ${turn.role} lease of mission "${turn.missionId}" was lost during the turn (another host took the role over, or it expired unrenewed): ` +
+      `its capsule and checkpoint writes were refused, so this turn's work is not recorded and turn ${planned} is only the number it planned`,
+  };
 }
 
 /** Executes a plan; a `resume_failed` on a resumed turn drops the thread and retries once fresh from the capsule. */
@@ -213,11 +226,19 @@ interface FinishedTurn {
   failure: KeelError | null;
 }
 
+/** What {@link saveTurn} stored. */
+interface SavedTurn {
+  /** The role's turn number as stored, or as planned when nothing was stored. */
+  turn: number;
+  /** Whether the capsule was written. */
+  capsuleWritten: boolean;
+}
+
 /**
  * Saves a finished turn: the role's checkpoint items (when the outcome has some), then the
- * capsule. Never fails: every persistence problem becomes a warning. Resolves the turn number.
+ * capsule. Never fails: every persistence problem becomes a warning.
  */
-async function saveTurn(context: TurnContext, turn: Turn, finished: FinishedTurn): Promise<number> {
+async function saveTurn(context: TurnContext, turn: Turn, finished: FinishedTurn): Promise<SavedTurn> {
   const at = context.clock.now();
   const checkpointVersion = await saveCheckpointItems(context, turn, finished, at);
   const pointer = checkpointVersion ?? finished.reads.checkpointVersion;
@@ -275,14 +296,14 @@ async function saveCheckpointItems(context: TurnContext, turn: Turn, finished: F
 }
 
 /** Writes the capsule. Resolves the role's turn number as stored (or as planned when nothing was stored). */
-async function saveCapsule(context: TurnContext, turn: Turn, finished: FinishedTurn, record: TurnRecord): Promise<number> {
+async function saveCapsule(context: TurnContext, turn: Turn, finished: FinishedTurn, record: TurnRecord): Promise<SavedTurn> {
   const { sink, plan } = finished;
   const result = finished.reads.capsuleDamaged
     ? await replaceCapsule(context.store.docs, record, finished.fence)
     : await writeCapsule(context.store.docs, record, finished.reads.capsuleExisted, finished.fence, finished.reads.capsuleDoc);
   if (result.isErr()) {
     sink.warn("capsule", "write", result.error);
-    return plan.turn;
+    return { turn: plan.turn, capsuleWritten: false };
   }
   const written = result.value;
   if (written.deletedDuringTurn) {
@@ -299,11 +320,18 @@ async function saveCapsule(context: TurnContext, turn: Turn, finished: FinishedT
       message: `the capsule at ${turn.capsulePath} was over its bounds; truncated with a marker: ${written.truncated.join(", ")}`,
     });
   }
-  return written.capsule?.counters.totalTurns ?? plan.turn;
+  return { turn: written.capsule?.counters.totalTurns ?? plan.turn, capsuleWritten: written.capsule !== undefined };
+}
+
+/** How a successful turn ended, beside its plan and outcome. */
+interface TurnEnding {
+  resumeFailed: boolean;
+  capsuleWritten: boolean;
+  superseded: boolean;
 }
 
 /** Emits `role.session.turn` for a successful turn. */
-function emitTurn(context: TurnContext, turn: Turn, plan: TurnPlan, outcome: TurnOutcome, resumeFailed: boolean): void {
+function emitTurn(context: TurnContext, turn: Turn, plan: TurnPlan, outcome: TurnOutcome, ending: TurnEnding): void {
   context.events.emit({
     type: "role.session.turn",
     missionId: turn.missionId,
@@ -319,6 +347,6 @@ function emitTurn(context: TurnContext, turn: Turn, plan: TurnPlan, outcome: Tur
     capsulePath: turn.capsulePath,
     threadId: outcome.threadId,
     turn: plan.turn,
-    resumeFailed,
+    ...ending,
   });
 }
