@@ -12,7 +12,7 @@ import { RuntimeWorkSessionOptionsSchema, type RuntimeWorkSessionOptions } from 
 export interface RuntimeBudgetOptions {
   /** Limits of each mission (the root scope `mission.<id>`). */
   mission?: Limits;
-  /** Limits of each role within a mission (scope `role.<mission>.<role>`, a child of the mission). */
+  /** Limits of each role within a mission (scope `role.<role>`, a child of the mission's scope `mission.<id>`: one per mission). */
   role?: Limits;
   /** Output tokens reserved per turn on top of the prompt's estimate (default 4,096). */
   reserveOutputTokens?: number;
