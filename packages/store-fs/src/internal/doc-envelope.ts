@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { canonicalJson, findNonJson, utf8Bytes, type JsonValue } from "@keel/core";
 import { err, ok, type Result } from "neverthrow";
 
@@ -18,10 +18,8 @@ export interface DocEnvelope {
 }
 
 function checksumOf(key: readonly string[], version: number, updatedAt: string, deleted: boolean, valueText: string): string {
-  const hash = createHash("sha256");
-  hash.update(`${DOC_FORMAT}\n${key.join("/")}\n${version}\n${updatedAt}\n${deleted}\n`);
-  hash.update(valueText);
-  return `sha256:${hash.digest("hex")}`;
+  // One call (no Hash object): the same digest as hashing the header and then the value text.
+  return `sha256:${hash("sha256", `${DOC_FORMAT}\n${key.join("/")}\n${version}\n${updatedAt}\n${deleted}\n${valueText}`, "hex")}`;
 }
 
 /**

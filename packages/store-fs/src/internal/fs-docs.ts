@@ -154,10 +154,10 @@ function putVersion(current: DocRead | DamagedDoc | undefined, condition: PutCon
 /** The document store: one JSON envelope file per key, replaced durably under the key's lock. */
 export function createFsDocStore(context: FsContext): DocStore {
   const listing = createDocListing(context);
-  const write = async (key: readonly string[], envelope: Omit<DocEnvelope, "bytes" | "key">, valueText: string, current: DocRead | DamagedDoc | undefined) => {
+  const write = async (key: readonly string[], envelope: Omit<DocEnvelope, "bytes" | "key">, valueText: string, current: DocRead | DamagedDoc | undefined, valueBytes = utf8Bytes(valueText)) => {
     const file = context.paths.docFile(key);
     const bytes = Buffer.from(encodeDocEnvelope({ key, ...envelope, valueText }));
-    const remembered = { ...envelope, bytes: utf8Bytes(valueText) };
+    const remembered = { ...envelope, bytes: valueBytes };
     if (current === undefined || (!isDamaged(current) && current.source === "file")) {
       await writeFileDurably(context.io, file, bytes, { root: context.paths.root, backup: current !== undefined });
       if (current === undefined) listing.added(key);
@@ -198,14 +198,14 @@ export function createFsDocStore(context: FsContext): DocStore {
       if (parsed.isErr()) return errAsync(parsed.error);
       const encoded = encodeValue(value, context.maxValueBytes);
       if (encoded.isErr()) return errAsync(encoded.error);
-      const text = encoded.value.text;
+      const { text, bytes } = encoded.value;
       return context.operation("write document", () =>
         underDocLock(context, segments.value, parsed.value.fence, async () => {
           const current = inspectDoc(context, segments.value, false);
           const version = putVersion(current, parsed.value, segments.value);
           const stored = JSON.parse(text) as JsonValue;
           const updatedAt = isoNow(context);
-          await write(segments.value, { version, updatedAt, deleted: false, value: stored }, text, current);
+          await write(segments.value, { version, updatedAt, deleted: false, value: stored }, text, current, bytes);
           // `stored` is the caller's own copy: the cache keeps the text, not this object.
           return { key: [...segments.value], value: stored, version, updatedAt };
         }),
