@@ -1,7 +1,8 @@
 import { SafeNameSchema, type Clock, type EventBus } from "@keel/core";
 import type { Backend } from "@keel/backend";
 import type { Limits } from "@keel/budget";
-import type { SessionLimits, SessionPolicy } from "@keel/sessions";
+import type { RoleLeaseOptions, SessionLimits, SessionPolicy } from "@keel/sessions";
+import { RoleLeaseOptionsSchema } from "@keel/sessions/schemas";
 import type { SkillLayer, SkillLibrary } from "@keel/skills";
 import type { KeelStore } from "@keel/store";
 import { isKeelStore } from "@keel/store/kit";
@@ -56,6 +57,21 @@ export interface KeelOptions {
   policy?: SessionPolicy;
   /** Rotation limits (max turns, max input tokens). Default 6 turns, 120,000 tokens. */
   limits?: Partial<SessionLimits>;
+  /**
+   * The lease that lets one host at a time run a role's turn in a mission (`mission` and
+   * `rolling` policies), for a runtime that shares its store with other processes or hosts:
+   * `ttlMs` (default 30,000), `renewIntervalMs` (default a third of `ttlMs`), `waitMs`, the
+   * longest a turn waits for the lease while another host's turn of the role holds it (default
+   * 600,000, then `lease_held`), and `lingerMs` (default 0).
+   *
+   * The trade-off: a host that dies hands its roles over at most `ttlMs` after its last
+   * renewal, so a short TTL fails over fast; but a live host that stalls for longer than
+   * `ttlMs - renewIntervalMs` (a long GC pause, a stopped VM) then loses the lease, another host
+   * may take the role over, and the stalled turn comes back superseded
+   * (`RoleTurnResult.superseded`: its work was not recorded). A long TTL survives long pauses and
+   * fails over slowly. See {@link RoleLeaseOptions}.
+   */
+  roleLease?: RoleLeaseOptions;
   /** Where every event goes. Default: a new bus (see `keel.events`). */
   events?: EventBus;
   /** The clock. Default the system clock. */
@@ -108,6 +124,7 @@ export const KeelOptionsSchema: z.ZodType = z.strictObject({
     .optional(),
   policy: z.enum(["auto", "fresh", "mission", "rolling"]).optional(),
   limits: z.record(z.string(), z.unknown()).optional(),
+  roleLease: RoleLeaseOptionsSchema.optional(),
   events: z.custom<EventBus>(isObjectWith("emit", "on"), "events must be an EventBus").optional(),
   clock: z.custom<Clock>(isObjectWith("now"), "clock must have now()").optional(),
   cwd: z.string().min(1).refine((path) => path.startsWith("/") || /^[A-Za-z]:[\\/]/.test(path), "cwd must be an absolute path").optional(),

@@ -95,6 +95,7 @@ export function createKeel(options: KeelOptions = {}): Keel {
     clock,
     ...(options.policy ? { policy: options.policy } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.roleLease ? { lease: options.roleLease } : {}),
   });
   const skills =
     options.skills === undefined

@@ -81,6 +81,17 @@ export interface RoleTurnResult {
   skillDelivery: SkillDeliveryMode | null;
   /** Persistence and accounting warnings; none of them changed the result. */
   warnings: RuntimeWarning[];
+  /**
+   * True when the turn was superseded: the role's lease was lost while it ran (another host took
+   * the role over after this one stalled past the lease's time to live, see
+   * `KeelOptions.roleLease`), so its capsule and checkpoint writes were refused `lease_lost`.
+   * The answer stands — the work happened, and the budget was charged for it — but the role's
+   * state does not record it: its next turn, here or on the host that took over, does not know
+   * this one, and `plan.turn` is only the number it planned. `warnings` then holds a `lease`
+   * warning (`lost`, `lease_lost`), and `role.session.turn` says `superseded: true`,
+   * `capsuleWritten: false`.
+   */
+  superseded: boolean;
   /** The work session the turn was counted in, or `null` when none was open. */
   workSessionId: string | null;
 }

@@ -33,6 +33,8 @@ export interface TurnRun {
   delivery: TurnSkills["mode"];
   /** Skills, instructions and resume-state warnings of every attempt in order, then the session's. */
   warnings: RuntimeWarning[];
+  /** The role's lease was lost during the turn: nothing of it was recorded (`RoleSessionTurnResult.superseded`). */
+  superseded: boolean;
 }
 
 /**
@@ -70,6 +72,7 @@ export function runBackendTurn(parts: TurnRunParts, turn: CheckedTurn, backend: 
         backendResult: attempts.findLast((attempt) => attempt.backendResult !== undefined)?.backendResult,
         delivery: skills.mode,
         warnings: [...skillWarnings, ...attempts.flatMap((attempt) => attempt.warnings), ...session.warnings],
+        superseded: session.superseded,
       }),
     );
   });

@@ -60,6 +60,7 @@ export function settleRoleTurn(parts: TurnSettleParts, settling: TurnToSettle): 
             skillDelivery: run.delivery,
             warnings: [...settling.warnings, ...run.warnings, ...settleWarnings, ...recorded.warnings],
             workSessionId: recorded.value,
+            superseded: run.superseded,
           }),
         ),
     );
