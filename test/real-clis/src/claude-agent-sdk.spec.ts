@@ -2,10 +2,20 @@
 // package.json, offline against the fake provider: @keel/testkit's backend conformance suite
 // (the scenarios become prompts the provider answers by), then what only a real run shows — the
 // provider's own errors, a resumed and a forked request carrying the earlier messages.
-import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { createClaudeAgentSdkBackend, type ClaudeAgentSdkBackendOptions, type ClaudeAgentSdkModule } from "@keel/backends/claude-agent-sdk";
+import type { BackendTurnEvent } from "@keel/backend";
+import {
+  createClaudeAgentSdkBackend,
+  createClaudeSessionStore,
+  type ClaudeAgentSdkBackendOptions,
+  type ClaudeAgentSdkModule,
+  type ClaudeAgentSdkPostToolUseInput,
+  type ClaudeAgentSdkQuery,
+} from "@keel/backends/claude-agent-sdk";
+import { createFsStore } from "@keel/store-fs";
 import { describeBackendConformance, type BackendConformanceScenario } from "@keel/testkit/backend";
 import { fakeProviderSetup, startFakeProvider, type FakeProvider, type FakeProviderRequest, type FakeReply } from "@keel/testkit/provider";
 import { afterEach, describe, expect, it } from "vitest";
@@ -38,7 +48,10 @@ async function markedPids(value: string): Promise<number[]> {
 interface Harness {
   provider: FakeProvider;
   sandbox: CliSandbox;
+  sdk: ClaudeAgentSdkModule;
   create(options?: ClaudeAgentSdkBackendOptions): ReturnType<typeof createClaudeAgentSdkBackend>;
+  /** A second host on the same provider: its own HOME, CLAUDE_CONFIG_DIR and cwd. */
+  otherHost(): Promise<{ sandbox: CliSandbox; create(options?: ClaudeAgentSdkBackendOptions): ReturnType<typeof createClaudeAgentSdkBackend> }>;
   close(): Promise<void>;
 }
 
@@ -74,14 +87,27 @@ async function startHarness(): Promise<Harness> {
   cwd = sandbox.cwd;
   // The Claude Code setup: ANTHROPIC_BASE_URL, nonessential traffic, telemetry and retries off.
   const setup = fakeProviderSetup("claude-code", provider, sandbox, sandbox.env);
+  const others: CliSandbox[] = [];
   return {
     provider,
     sandbox,
+    sdk,
     create: (options = {}) =>
       createClaudeAgentSdkBackend({ query: sdk.query, inheritEnv: false, env: setup.env, model: MODEL, settingSources: [], ...options }),
+    async otherHost() {
+      const other = await createCliSandbox("claude-code", provider);
+      others.push(other);
+      const otherSetup = fakeProviderSetup("claude-code", provider, other, other.env);
+      return {
+        sandbox: other,
+        create: (options = {}) =>
+          createClaudeAgentSdkBackend({ query: sdk.query, inheritEnv: false, env: otherSetup.env, model: MODEL, settingSources: [], ...options }),
+      };
+    },
     async close() {
       await provider.close();
       await sandbox.cleanup();
+      for (const other of others) await other.cleanup();
       // No turn may try an outside host (the refusing proxy records each attempt).
       const outside = provider.failures.filter((failure) => failure.kind === "outside_host");
       if (outside.length > 0) throw new Error(`the SDK tried to reach an outside host: ${outside.map((failure) => `${failure.method} ${failure.target}`).join(", ")}`);
@@ -179,5 +205,75 @@ describe(`claude-agent-sdk ${SDK_VERSION} (real SDK): what the provider saw`, ()
     // The resumed and forked turns report their own usage, not the session's running total.
     expect(resumed.usage).toMatchObject({ inputUncached: 1000, output: 100 });
     expect(forked.usage).toMatchObject({ inputUncached: 1000, output: 100 });
+  });
+});
+
+describe(`claude-agent-sdk ${SDK_VERSION} (real SDK): progress, the PostToolUse hook and a Keel session store`, () => {
+  let harness: Harness | undefined;
+  const dirs: string[] = [];
+  afterEach(async () => {
+    await harness?.close();
+    harness = undefined;
+    for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("reports the Read's tool call, file access and the answer to onEvent, and the SDK calls the PostToolUse hook for it", async () => {
+    harness = await startHarness();
+    const hookInputs: ClaudeAgentSdkPostToolUseInput[] = [];
+    // The real query, with the adapter's PostToolUse hook watched on its way in.
+    const query: ClaudeAgentSdkQuery = (params) => {
+      for (const matcher of params.options.hooks?.PostToolUse ?? []) {
+        matcher.hooks = matcher.hooks.map((hook) => async (input, toolUseId, options) => {
+          hookInputs.push(input);
+          return hook(input, toolUseId, options);
+        });
+      }
+      return harness!.sdk.query(params);
+    };
+    const events: BackendTurnEvent[] = [];
+    const turn = (
+      await harness.create({ query }).runTurn({ prompt: "KEEL-PLAY:tool_read Summarize the README.", cwd: harness.sandbox.cwd, timeoutMs: 120_000 }, undefined, (event) => events.push(event))
+    )._unsafeUnwrap();
+    const readme = join(harness.sandbox.cwd, "README.md");
+    expect(hookInputs.map((input) => [input.hook_event_name, input.tool_name])).toEqual([["PostToolUse", "Read"]]);
+    expect(turn.toolCalls).toBe(1);
+    expect(turn.fileAccess).toEqual([expect.objectContaining({ op: "read", path: readme, tool: "Read" })]);
+    expect(events.map(({ at: _at, ...event }) => event)).toEqual([
+      { type: "tool_call", tool: "Read" },
+      { type: "file_access", access: { op: "read", path: readme, tool: "Read" } },
+      { type: "text", text: "The README names lighthouse-42." },
+    ]);
+  });
+
+  it("resumes a thread on another host (no local session, another cwd) from a Keel store; without the store it cannot", async () => {
+    harness = await startHarness();
+    const dir = await mkdtemp(join(tmpdir(), "keel-claude-store-"));
+    dirs.push(dir);
+    // Two stores over one directory: the two hosts share the store, nothing else (the fs store,
+    // not PostgreSQL: inside the suite's network namespace there is no database server).
+    const storeA = createFsStore({ dir });
+    const storeB = createFsStore({ dir });
+    try {
+      const first = (
+        await harness.create({ sessionStore: createClaudeSessionStore({ store: storeA }) }).runTurn({ prompt: "Remember the word wombat-88.", cwd: harness.sandbox.cwd, timeoutMs: 120_000 })
+      )._unsafeUnwrap();
+      const hostB = await harness.otherHost();
+      // Host B has never seen the session: without the store the resume fails ...
+      const alone = await hostB.create().runTurn({ prompt: "Which word?", cwd: hostB.sandbox.cwd, timeoutMs: 120_000, threadId: first.threadId! });
+      expect(alone._unsafeUnwrapErr().code).toBe("resume_failed");
+      // ... with it, the SDK loads the session from the store and the request carries the first turn.
+      const resumed = (
+        await hostB
+          .create({ sessionStore: createClaudeSessionStore({ store: storeB }) })
+          .runTurn({ prompt: "Host B: which word?", cwd: hostB.sandbox.cwd, timeoutMs: 120_000, threadId: first.threadId! })
+      )._unsafeUnwrap();
+      expect(resumed.threadId).toBe(first.threadId);
+      const call = harness.provider.modelRequests().find((request) => request.text.includes("Host B: which word?"))!;
+      expect(call.text).toContain("wombat-88");
+      expect(resumed.usage).toMatchObject({ inputUncached: 1000, output: 100 });
+    } finally {
+      await storeA.close();
+      await storeB.close();
+    }
   });
 });
