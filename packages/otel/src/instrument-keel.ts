@@ -1,5 +1,5 @@
 import { KeelError, validateOrThrow, type EventBus, type KeelEvent, type KeelEventMap } from "@keel/core";
-import { context, createContextKey, metrics, SpanKind, SpanStatusCode, trace, type Context, type Meter, type Span, type Tracer } from "@opentelemetry/api";
+import { context, createContextKey, isSpanContextValid, metrics, SpanKind, SpanStatusCode, trace, type Context, type Meter, type Span, type Tracer } from "@opentelemetry/api";
 import { refusalCodeOf, spanEventOf, turnAttributes, workSessionTurnAttributes } from "./internal/event-attributes.js";
 import { createKeelMetrics } from "./internal/keel-metrics.js";
 import { epoch, ERROR_TYPE, GEN_AI, KEEL, OPERATION } from "./internal/semconv.js";
@@ -150,6 +150,11 @@ export function createInstrumentation(source: KeelEventSource, options: KeelOtel
       },
       context.active(),
     );
+    if (!span.isRecording()) {
+      // No SDK (or sampled out): nothing will hold the turn's later events, so no timer either.
+      span.end(epoch(event.at));
+      return;
+    }
     const state: TurnState = { span, missionId: event.missionId, role: event.role, reported: true, startedAt: event.at - event.wallMs };
     const timer = setTimeout(() => endPending(key), settleMs);
     timer.unref?.();
@@ -275,10 +280,12 @@ export function createInstrumentation(source: KeelEventSource, options: KeelOtel
       const span = tracer.startSpan(`${OPERATION.invokeAgent} ${input.role}`, { kind: SpanKind.INTERNAL, attributes }, context.active());
       const state: TurnState = { span, missionId: input.missionId, role: input.role, reported: false, startedAt: Date.now() };
       traced.add(state);
-      const scope = trace.setSpan(context.active(), span).setValue(TURN, state);
+      // With no SDK the span is the API's no-op with no trace to carry: the turn runs as it is,
+      // without a context switch (its metrics are still recorded).
+      const carry = span.isRecording() || isSpanContextValid(span.spanContext());
       let result: T;
       try {
-        result = context.with(scope, run);
+        result = carry ? context.with(trace.setSpan(context.active(), span).setValue(TURN, state), run) : run();
       } catch (error) {
         finish(state, error);
         throw error;
