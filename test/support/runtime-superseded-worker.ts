@@ -7,7 +7,7 @@
  *
  * Usage: runtime-superseded-worker.ts <store URL>
  */
-import { createEventBus, newId, type KeelEvent } from "@keel/core";
+import { createEventBus, emptyUsage, newId, type KeelEvent } from "@keel/core";
 import type { Backend, BackendTurnResult } from "@keel/backend";
 import { createKeel, openStore } from "@keel/runtime";
 import { ResultAsync } from "neverthrow";
@@ -25,7 +25,7 @@ const backend: Backend = {
         process.stdout.write("working\n");
         await new Promise((resolve) => process.stdin.once("data", resolve));
         process.stdin.pause();
-        return { text: "Decision: the stalled host's work", threadId: request.threadId ?? newId(), usage: null, durationMs: 1, exitCode: 0, fileAccess: [], toolCalls: 0 };
+        return { text: "Decision: the stalled host's work", threadId: request.threadId ?? newId(), usage: emptyUsage(), durationMs: 1, exitCode: 0, fileAccess: [], toolCalls: 0 };
       })(),
     ),
 };

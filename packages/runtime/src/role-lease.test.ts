@@ -1,4 +1,4 @@
-import { KeelError, createManualClock, newId } from "@keel/core";
+import { KeelError, createManualClock, emptyUsage, newId } from "@keel/core";
 import type { Backend, BackendTurnRequest, BackendTurnResult } from "@keel/backend";
 import { createKeel, type Keel, type KeelOptions } from "@keel/runtime";
 import { roleLeaseName } from "@keel/sessions/schemas";
@@ -26,7 +26,7 @@ function backendWith(during: (request: BackendTurnRequest) => Promise<void> = as
           requests.push(request);
           await during(request);
           const threadId = request.threadId ?? newId();
-          return { text: `Decision: ${request.prompt.split("\n").at(-1)}`, threadId, usage: null, durationMs: 1, exitCode: 0, fileAccess: [], toolCalls: 0 };
+          return { text: `Decision: ${request.prompt.split("\n").at(-1)}`, threadId, usage: emptyUsage(), durationMs: 1, exitCode: 0, fileAccess: [], toolCalls: 0 };
         })(),
       ),
   };
@@ -45,7 +45,7 @@ describe("createKeel's roleLease option", () => {
     const clock = createManualClock();
     const store = createMemoryStore({ clock });
     const renewals: number[] = [];
-    const leases: LeaseStore = { ...store.leases, renew: (lease, options) => (renewals.push(options.ttlMs), store.leases.renew(lease, options)) };
+    const leases: LeaseStore = { ...store.leases, renew: (lease, options) => (renewals.push(options?.ttlMs ?? -1), store.leases.renew(lease, options)) };
     let heldFor: number | undefined;
     const backend = backendWith(async () => {
       heldFor = ((await store.leases.current(LEASE))._unsafeUnwrap()?.expiresAt ?? 0) - clock.now();

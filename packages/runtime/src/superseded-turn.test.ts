@@ -1,4 +1,4 @@
-import { createEventBus, createManualClock, newId, type KeelEvent } from "@keel/core";
+import { createEventBus, createManualClock, emptyUsage, newId, type KeelEvent } from "@keel/core";
 import type { Backend, BackendTurnRequest, BackendTurnResult } from "@keel/backend";
 import { createKeel, type Keel, type KeelOptions } from "@keel/runtime";
 import { createMemoryStore } from "@keel/store";
@@ -23,7 +23,7 @@ function backendWith(during: (request: BackendTurnRequest) => Promise<void> = as
           requests.push(request);
           await during(request);
           const threadId = request.threadId ?? newId();
-          return { text: `Decision: ${request.prompt.split("\n").at(-1)}`, threadId, usage: null, durationMs: 1, exitCode: 0, fileAccess: [], toolCalls: 0 };
+          return { text: `Decision: ${request.prompt.split("\n").at(-1)}`, threadId, usage: emptyUsage(), durationMs: 1, exitCode: 0, fileAccess: [], toolCalls: 0 };
         })(),
       ),
   };
