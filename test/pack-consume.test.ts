@@ -145,7 +145,7 @@ describe("the packed packages", () => {
  * (its example opens SQLite) and `@keel/testkit` (its examples are vitest suites). `@keel/backends`
  * runs its second block, the scripted backend (the first runs the Codex CLI).
  */
-const packageExamples: readonly { directory: string; block: number }[] = [
+const packageExamples: readonly { directory: string; block: number; skipLibCheck?: boolean }[] = [
   { directory: "core", block: 0 },
   { directory: "backend", block: 0 },
   { directory: "backends", block: 1 },
@@ -158,17 +158,31 @@ const packageExamples: readonly { directory: string; block: number }[] = [
   { directory: "workflow", block: 0 },
   { directory: "runtime", block: 0 },
   { directory: "telemetry", block: 0 },
+  { directory: "otel", block: 0 },
+  // `ai`'s own declarations do not compile under strict lib checking (they name the DOM's fetch
+  // types and an untyped json-schema): its users skip lib checks, so this example does too.
+  { directory: "ai-sdk", block: 0, skipLibCheck: true },
 ];
+
+/** A `pnpm add` word as a name and a range: `@opentelemetry/api@1.9` → [`@opentelemetry/api`, `1.9`]; no range is `*`. */
+function installSpec(word: string): [name: string, range: string] {
+  const at = word.indexOf("@", word.startsWith("@") ? 1 : 0);
+  return at === -1 ? [word, "*"] : [word.slice(0, at), word.slice(at + 1)];
+}
 
 /**
  * Installs one package README's `pnpm add` line with npm into a fresh NodeNext project and runs
  * its example there; the failure as text, or `null`.
  */
-async function consumePackageExample({ directory, block }: { directory: string; block: number }): Promise<string | null> {
+async function consumePackageExample({ directory, block, skipLibCheck = false }: { directory: string; block: number; skipLibCheck?: boolean }): Promise<string | null> {
   const readme = await readFile(join(repoRoot, "packages", directory, "README.md"), "utf8");
   const line = /```sh\n(?:[^`]*\n)?pnpm add ([^\n]+)\n/.exec(readme)?.[1];
   if (line === undefined) return `${directory}: the README has no pnpm add line`;
-  const install = line.split(/\s+/).filter((word) => word !== "" && !word.startsWith("-"));
+  const specs = line
+    .split(/\s+/)
+    .filter((word) => word !== "" && !word.startsWith("-"))
+    .map(installSpec);
+  const install = specs.map(([name]) => name);
   // A block ends at a fence that starts a line: backticks inside the code (a string holding a
   // fenced diff) do not close it.
   const source = [...readme.matchAll(/^```ts\n([\s\S]*?)^```/gm)][block]?.[1];
@@ -178,7 +192,7 @@ async function consumePackageExample({ directory, block }: { directory: string; 
 
   const consumer = join(work, `package-${directory}`);
   await mkdir(consumer);
-  const dependencies = Object.fromEntries(install.map((name) => [name, tarballs.has(name) ? `file:${tarballs.get(name)!}` : "*"]));
+  const dependencies = Object.fromEntries(specs.map(([name, range]) => [name, tarballs.has(name) ? `file:${tarballs.get(name)!}` : range]));
   const overrides = Object.fromEntries([...tarballs].filter(([name]) => !install.includes(name)).map(([name, file]) => [name, `file:${file}`]));
   await writeFile(join(consumer, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module", dependencies, overrides }, null, 2));
   const installed = await run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], consumer);
@@ -186,7 +200,7 @@ async function consumePackageExample({ directory, block }: { directory: string; 
   await writeFile(
     join(consumer, "tsconfig.json"),
     JSON.stringify({
-      compilerOptions: { target: "ES2022", lib: ["ES2023"], module: "NodeNext", moduleResolution: "NodeNext", strict: true, outDir: "out", typeRoots: [join(repoRoot, "node_modules", "@types")], types: ["node"] },
+      compilerOptions: { target: "ES2022", lib: ["ES2023"], skipLibCheck, module: "NodeNext", moduleResolution: "NodeNext", strict: true, outDir: "out", typeRoots: [join(repoRoot, "node_modules", "@types")], types: ["node"] },
       include: ["*.ts"],
     }),
   );
