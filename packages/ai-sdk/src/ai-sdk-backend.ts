@@ -73,7 +73,7 @@ function modelChange(model: AiSdkBackendOptions["model"]): { provider: string; m
  *   transcript compaction, summarized by the same model); the summary calls count in the usage.
  * - Progress: with `runTurn`'s `onEvent`, the loop runs as `streamText` (same arguments, same
  *   result) and reports each text delta, each tool call and the file access of each call of a
- *   tool named in `toolFileAccess` (before the tool runs: a read's bytes are in the result only).
+ *   tool named in `toolFileAccess` (as its call arrives: a read's bytes are in the result only).
  *   Without a listener it is one `generateText`.
  *
  * Skills and project instructions reach the model through the prompt (`capabilities.skills` and

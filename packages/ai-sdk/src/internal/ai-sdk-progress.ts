@@ -16,7 +16,7 @@ interface StreamedResult {
 /**
  * Runs the tool loop with `streamText` (the same arguments `generateText` takes), reporting to
  * `emit` as the stream goes: each text delta (`text`), each tool call (`tool_call`) and the file
- * access a call of a tool named in `rules` makes (`file_access`, before the tool runs: a read's
+ * access a call of a tool named in `rules` makes (`file_access`, as its call arrives: a read's
  * bytes are only in the turn's result). Resolves to the fields of a `generateText` result the
  * backend reads (`steps`, `response`, `text`, ai 7's `responseMessages`); rejects with the
  * stream's first error (the provider's `APICallError` as `generateText` would throw it).
