@@ -1,6 +1,6 @@
-import { KeelError, estimateTokens, newId, type Usage } from "@keel/core";
+import { KeelError, emptyUsage, estimateTokens, newId, type Usage } from "@keel/core";
 import type { Backend, BackendTurnRequest, BackendTurnResult } from "@keel/backend";
-import { errAsync, okAsync, type ResultAsync } from "neverthrow";
+import { ResultAsync, errAsync, okAsync } from "neverthrow";
 
 /** A small provider double for the runtime's unit tests: threads remember their prompts. */
 export interface FakeBackend extends Backend {
@@ -44,5 +44,28 @@ export function createFakeBackend(options: {
       const usage: Usage = { inputUncached: history, cacheRead: 0, cacheWrite: 0, output: estimateTokens(text), reasoning: null, costUsd: null };
       return okAsync({ text, threadId: options.resumable === false ? null : threadId, usage, durationMs: 5, exitCode: 0, fileAccess: [], toolCalls: 0 });
     },
+  };
+}
+
+/**
+ * A resumable backend that accepts any thread (as one provider shared by several hosts would),
+ * whose turn first runs `during` (what happens elsewhere while it works), then answers
+ * `Decision: <the prompt's last line>`.
+ */
+export function createPausingBackend(during: (request: BackendTurnRequest) => Promise<void> = async () => undefined): Backend & { requests: BackendTurnRequest[] } {
+  const requests: BackendTurnRequest[] = [];
+  return {
+    id: "fake",
+    capabilities: { resume: true, skills: "prompt", usage: "full" },
+    requests,
+    runTurn: (request) =>
+      ResultAsync.fromSafePromise(
+        (async (): Promise<BackendTurnResult> => {
+          requests.push(request);
+          await during(request);
+          const threadId = request.threadId ?? newId();
+          return { text: `Decision: ${request.prompt.split("\n").at(-1)}`, threadId, usage: emptyUsage(), durationMs: 1, exitCode: 0, fileAccess: [], toolCalls: 0 };
+        })(),
+      ),
   };
 }

@@ -1,10 +1,9 @@
-import { KeelError, createManualClock, emptyUsage, newId } from "@keel/core";
-import type { Backend, BackendTurnRequest, BackendTurnResult } from "@keel/backend";
+import { KeelError, createManualClock } from "@keel/core";
 import { createKeel, type Keel, type KeelOptions } from "@keel/runtime";
 import { roleLeaseName } from "@keel/sessions/schemas";
 import { createMemoryStore, type KeelStore, type LeaseStore } from "@keel/store";
-import { ResultAsync } from "neverthrow";
 import { afterEach, describe, expect, it } from "vitest";
+import { createPausingBackend } from "../../../test/support/runtime-fake-backend.js";
 import { expectThrowsKeel } from "../../../test/support/hostile.js";
 
 const LEASE = roleLeaseName("m1", "engineer");
@@ -12,25 +11,6 @@ const open: Keel[] = [];
 afterEach(async () => {
   while (open.length > 0) await open.pop()!.close();
 });
-
-/** A resumable backend whose turn first runs `during` (what happens elsewhere while it works), then answers. */
-function backendWith(during: (request: BackendTurnRequest) => Promise<void> = async () => undefined): Backend & { requests: BackendTurnRequest[] } {
-  const requests: BackendTurnRequest[] = [];
-  return {
-    id: "fake",
-    capabilities: { resume: true, skills: "prompt", usage: "full" },
-    requests,
-    runTurn: (request) =>
-      ResultAsync.fromSafePromise(
-        (async (): Promise<BackendTurnResult> => {
-          requests.push(request);
-          await during(request);
-          const threadId = request.threadId ?? newId();
-          return { text: `Decision: ${request.prompt.split("\n").at(-1)}`, threadId, usage: emptyUsage(), durationMs: 1, exitCode: 0, fileAccess: [], toolCalls: 0 };
-        })(),
-      ),
-  };
-}
 
 function keelOf(options: KeelOptions): Keel {
   const keel = createKeel({ policy: "rolling", ...options });
@@ -47,7 +27,7 @@ describe("createKeel's roleLease option", () => {
     const renewals: number[] = [];
     const leases: LeaseStore = { ...store.leases, renew: (lease, options) => (renewals.push(options?.ttlMs ?? -1), store.leases.renew(lease, options)) };
     let heldFor: number | undefined;
-    const backend = backendWith(async () => {
+    const backend = createPausingBackend(async () => {
       heldFor = ((await store.leases.current(LEASE))._unsafeUnwrap()?.expiresAt ?? 0) - clock.now();
       // Real time for the renewal timer (every 20 ms) to run a few times.
       await new Promise((resolve) => setTimeout(resolve, 250));
@@ -63,7 +43,7 @@ describe("createKeel's roleLease option", () => {
   it("bounds the wait for a lease another host holds: waitMs 0 answers lease_held and runs nothing", async () => {
     const store = createMemoryStore();
     (await store.leases.acquire(LEASE, "another-host", { ttlMs: 60_000 }))._unsafeUnwrap();
-    const backend = backendWith();
+    const backend = createPausingBackend();
     const keel = keelOf({ store, backends: [backend], roleLease: { waitMs: 0 } });
     const started = Date.now();
     const result = await keel.runRoleTurn(turn);

@@ -1,33 +1,13 @@
-import { createEventBus, createManualClock, emptyUsage, newId, type KeelEvent } from "@keel/core";
-import type { Backend, BackendTurnRequest, BackendTurnResult } from "@keel/backend";
+import { createEventBus, createManualClock, type KeelEvent } from "@keel/core";
 import { createKeel, type Keel, type KeelOptions } from "@keel/runtime";
 import { createMemoryStore } from "@keel/store";
-import { ResultAsync } from "neverthrow";
 import { afterEach, describe, expect, it } from "vitest";
+import { createPausingBackend } from "../../../test/support/runtime-fake-backend.js";
 
 const open: Keel[] = [];
 afterEach(async () => {
   while (open.length > 0) await open.pop()!.close();
 });
-
-/** A resumable backend whose turn first runs `during` (what happens elsewhere while it works), then answers. */
-function backendWith(during: (request: BackendTurnRequest) => Promise<void> = async () => undefined): Backend & { requests: BackendTurnRequest[] } {
-  const requests: BackendTurnRequest[] = [];
-  return {
-    id: "fake",
-    capabilities: { resume: true, skills: "prompt", usage: "full" },
-    requests,
-    runTurn: (request) =>
-      ResultAsync.fromSafePromise(
-        (async (): Promise<BackendTurnResult> => {
-          requests.push(request);
-          await during(request);
-          const threadId = request.threadId ?? newId();
-          return { text: `Decision: ${request.prompt.split("\n").at(-1)}`, threadId, usage: emptyUsage(), durationMs: 1, exitCode: 0, fileAccess: [], toolCalls: 0 };
-        })(),
-      ),
-  };
-}
 
 function keelOf(options: KeelOptions): Keel {
   const keel = createKeel({ policy: "rolling", ...options });
@@ -46,7 +26,7 @@ describe("a superseded turn", () => {
     const seenA: KeelEvent[] = [];
     const eventsA = createEventBus({ clock });
     eventsA.on("*", (event) => seenA.push(event));
-    const hostB = keelOf({ store, clock, backends: [backendWith()], roleLease: { ttlMs: 1_000, waitMs: 0 } });
+    const hostB = keelOf({ store, clock, backends: [createPausingBackend()], roleLease: { ttlMs: 1_000, waitMs: 0 } });
     let duringA: Awaited<ReturnType<Keel["runRoleTurn"]>> | undefined;
     const hostA = keelOf({
       store,
@@ -54,7 +34,7 @@ describe("a superseded turn", () => {
       events: eventsA,
       roleLease: { ttlMs: 1_000 },
       backends: [
-        backendWith(async (request) => {
+        createPausingBackend(async (request) => {
           if (!request.prompt.endsWith("A's work.")) return;
           clock.advance(1_500);
           duringA = await hostB.runRoleTurn({ ...turn, prompt: "B's work." });
@@ -91,7 +71,7 @@ describe("a superseded turn", () => {
     const seen: KeelEvent[] = [];
     const events = createEventBus();
     events.on("role.session.turn", (event) => seen.push(event));
-    const keel = keelOf({ store: createMemoryStore(), events, backends: [backendWith()], policy: "fresh" });
+    const keel = keelOf({ store: createMemoryStore(), events, backends: [createPausingBackend()], policy: "fresh" });
     expect((await keel.runRoleTurn(turn))._unsafeUnwrap().superseded).toBe(false);
     expect(seen).toEqual([expect.objectContaining({ capsuleWritten: false, superseded: false })]);
   });
