@@ -1,7 +1,8 @@
 // The Claude Agent SDK backend (`@keel/backends/claude-agent-sdk`) over the REAL SDK, pinned in
 // package.json, offline against the fake provider: @keel/testkit's backend conformance suite
 // (the scenarios become prompts the provider answers by), then what only a real run shows — the
-// provider's own errors, a resumed and a forked request carrying the earlier messages.
+// provider's own errors, a resumed and a forked request carrying the earlier messages, progress
+// (text deltas from the SDK's partial messages, the PostToolUse hook), a Keel session store.
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -243,6 +244,52 @@ describe(`claude-agent-sdk ${SDK_VERSION} (real SDK): progress, the PostToolUse 
       { type: "file_access", access: { op: "read", path: readme, tool: "Read" } },
       { type: "text", text: "The README names lighthouse-42." },
     ]);
+  });
+
+  it("streams the answer as the SDK's text deltas, asked for only with a listener; the deltas make the answer and the result is unchanged", async () => {
+    harness = await startHarness();
+    const seen: { includePartialMessages: boolean | undefined; deltas: number; types: string[] }[] = [];
+    let answered = false;
+    // The real query, watched: the options it got, the stream events and messages it yielded.
+    const query: ClaudeAgentSdkQuery = (params) => {
+      const call = { includePartialMessages: params.options.includePartialMessages, deltas: 0, types: [] as string[] };
+      seen.push(call);
+      const handle = harness!.sdk.query(params);
+      return Object.assign(
+        (async function* () {
+          for await (const message of handle) {
+            const record = message as { type?: string; event?: { type?: string; delta?: { type?: string } }; message?: { content?: { type?: string }[] } };
+            call.types.push(record.type ?? "?");
+            if (record.type === "stream_event" && record.event?.type === "content_block_delta" && record.event.delta?.type === "text_delta") call.deltas++;
+            if (record.type === "assistant" && record.message?.content?.some((block) => block.type === "text")) answered = true;
+            yield message;
+          }
+        })(),
+        { close: () => handle.close?.() },
+      );
+    };
+    const texts: { text: string; beforeMessage: boolean }[] = [];
+    const backend = harness.create({ query });
+    const observed = (
+      await backend.runTurn({ prompt: "Summarize the README.", cwd: harness.sandbox.cwd, timeoutMs: 120_000 }, undefined, (event) => {
+        if (event.type === "text") texts.push({ text: event.text, beforeMessage: !answered });
+      })
+    )._unsafeUnwrap();
+    expect(seen[0]!.includePartialMessages).toBe(true);
+    expect(seen[0]!.deltas).toBeGreaterThan(0);
+    // Each text event came from a delta, before the SDK yielded the whole message, which is not told again.
+    expect(texts.length).toBe(seen[0]!.deltas);
+    expect(texts.every((text) => text.beforeMessage)).toBe(true);
+    expect(texts.map((text) => text.text).join("")).toBe(observed.text);
+    expect(observed.text).toBe("A one-sentence summary.");
+    // Without a listener: no partial messages, and the same answer and usage.
+    const unobserved = (await backend.runTurn({ prompt: "Summarize the README.", cwd: harness.sandbox.cwd, timeoutMs: 120_000 }))._unsafeUnwrap();
+    expect(seen[1]!.includePartialMessages).toBeUndefined();
+    expect(seen[1]!.types).not.toContain("stream_event");
+    expect(unobserved.text).toBe(observed.text);
+    expect(unobserved.usage).toEqual(observed.usage);
+    expect(observed.usage).toEqual({ ...USAGE, reasoning: null, costUsd: 0.004710000000000001 });
+    expect(observed.threadId).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it("resumes a thread on another host (no local session, another cwd) from a Keel store; without the store it cannot", async () => {

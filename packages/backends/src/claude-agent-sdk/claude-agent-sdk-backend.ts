@@ -14,9 +14,10 @@ import { KeelError, validateOrThrow } from "@keel/core";
 import { err, errAsync, ResultAsync, type Result } from "neverthrow";
 import { z } from "zod";
 import { createBoundedCapture } from "../internal/bounded-capture.js";
-import { asRecord, createClaudeStyleParser, createFindingsObserver, stageSkillLinks, textOfContent, withPlainEnv, type StagedSkills, type StreamParser } from "../kit/index.js";
+import { asRecord, createClaudeStyleParser, createFindingsObserver, stageSkillLinks, withPlainEnv, type StagedSkills, type StreamParser } from "../kit/index.js";
 import { loadClaudeAgentSdkQuery } from "./claude-agent-sdk-loader.js";
 import { CLAUDE_AGENT_SDK_ID, claudeAgentSdkTurnCost, decideClaudeAgentSdkOutcome } from "./claude-agent-sdk-outcome.js";
+import { createClaudeAgentSdkTextProgress } from "./claude-agent-sdk-progress.js";
 import type {
   ClaudeAgentSdkHookCallback,
   ClaudeAgentSdkPermissionMode,
@@ -188,8 +189,12 @@ export function claudeAgentSdkCapabilities(options: Pick<ClaudeAgentSdkBackendOp
  * call counted once, by its tool use id).
  *
  * Progress (`runTurn`'s `onEvent`): each tool call and file access as soon as the stream or the
- * hook shows it, and the text of each assistant message of the main thread as it arrives (the
- * result's text when no assistant message had any); nothing after the turn settles.
+ * hook shows it, and the main thread's text as token-level deltas — with a listener the query
+ * asks for the SDK's partial messages (`includePartialMessages`), whose `text_delta`s become the
+ * `text` events, and an assistant message whose text streamed is not told again (one nothing
+ * streamed is told whole; the result's text when the turn showed none). Without a listener no
+ * partial messages are asked for; with one the result is the same: the partial messages are
+ * progress only. Nothing is reported after the turn settles.
  *
  * Skills are `native` when Claude Code loads project settings (the default, or `settingSources`
  * with `project`): linked into a temporary `<dir>/.claude/skills/` passed as an additional
@@ -269,6 +274,7 @@ function queryOptions(
   onStderr: (data: string) => void,
   skillDir: string | undefined,
   onPostToolUse: ClaudeAgentSdkHookCallback,
+  streamText: boolean,
 ): ClaudeAgentSdkQueryOptions {
   const permissionMode = settings.permissionMode ?? "bypassPermissions";
   const env: Record<string, string> = { ...(settings.inheritEnv === false ? {} : processEnvironment()), ...settings.env, ...request.env };
@@ -294,6 +300,8 @@ function queryOptions(
     ...(skillDir === undefined ? {} : { additionalDirectories: [skillDir] }),
     hooks: { PostToolUse: [{ hooks: [onPostToolUse] }] },
     ...(settings.sessionStore === undefined ? {} : { sessionStore: settings.sessionStore }),
+    // Partial messages only for a listener: without one they would be read and dropped.
+    ...(streamText ? { includePartialMessages: true } : {}),
   };
 }
 
@@ -310,25 +318,15 @@ async function queryTurn(
   const resumeState = resumeThreadId === null ? null : (request.resumeState ?? null);
   const parser = createClaudeStyleParser(CLAUDE_AGENT_SDK_ID);
   // Progress: tool calls and file accesses from the parser's findings (stream and hook alike),
-  // text from each assistant message as it arrives (the parser settles the answer only at the end).
+  // text as the SDK's partial messages stream it (see `createClaudeAgentSdkTextProgress`).
   const emit = safeTurnListener(onEvent);
   let settled = false;
-  let textSeen = false;
   const observeFindings = onEvent ? createFindingsObserver(() => parser.findings(), emit, { text: false }) : undefined;
+  const text = createClaudeAgentSdkTextProgress(emit, () => parser.findings().text);
   const observe = (message: unknown) => {
     if (!onEvent || settled) return;
     observeFindings?.();
-    const record = asRecord(message);
-    if (record?.type === "assistant" && (record.parent_tool_use_id === undefined || record.parent_tool_use_id === null)) {
-      const text = textOfContent(asRecord(record.message)?.content);
-      if (text !== undefined && text !== "") {
-        textSeen = true;
-        emit({ type: "text", text, at: Date.now() });
-      }
-    } else if (record?.type === "result" && !textSeen) {
-      const text = parser.findings().text;
-      if (text !== null && text !== "") emit({ type: "text", text, at: Date.now() });
-    }
+    text.observe(message);
   };
   const stderr = createBoundedCapture(settings.maxStderrBytes ?? 64 * 1024);
   const controller = new AbortController();
@@ -361,7 +359,7 @@ async function queryTurn(
       const hook = postToolUseHook(parser, () => {
         if (!settled) observeFindings?.();
       });
-      handle = query({ prompt: request.prompt, options: queryOptions(request, settings, controller, (data) => stderr.push(Buffer.from(data)), skillDir, hook) });
+      handle = query({ prompt: request.prompt, options: queryOptions(request, settings, controller, (data) => stderr.push(Buffer.from(data)), skillDir, hook, onEvent !== undefined) });
       for await (const message of handle) {
         const record = asRecord(message);
         if (record?.type === "result") {
@@ -372,7 +370,9 @@ async function queryTurn(
           const { total_cost_usd: _running, ...rest } = record;
           const cost = claudeAgentSdkTurnCost(record, resumeThreadId !== null, resumeState);
           parser.push(asLine(cost === null ? rest : { ...rest, total_cost_usd: cost }));
-        } else {
+        } else if (record?.type !== "stream_event") {
+          // Partial messages are progress only: the parser (hence the result) never sees them,
+          // so a turn streamed to a listener ends as one without.
           parser.push(asLine(message));
         }
         observe(message);

@@ -107,6 +107,11 @@ export interface ClaudeAgentSdkQueryOptions {
   hooks?: ClaudeAgentSdkHooks;
   /** Where Claude Code mirrors its session transcripts, and resumes them from (alpha in the SDK). */
   sessionStore?: ClaudeAgentSdkSessionStore;
+  /**
+   * Yield the SDK's partial messages (`stream_event`, one Anthropic streaming event each) as the
+   * model streams; the adapter asks for them only when a turn has a progress listener.
+   */
+  includePartialMessages?: boolean;
 }
 
 /**

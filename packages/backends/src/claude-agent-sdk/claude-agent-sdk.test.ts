@@ -23,9 +23,14 @@ type Recording =
   | "provider-529"
   | "provider-429"
   | "provider-400"
-  | "hang";
+  | "hang"
+  | "partial"
+  | "partial-tool";
 
-/** Messages the real SDK (0.3.336) yielded against the fake provider, one JSON object a line. */
+/**
+ * Messages the real SDK (0.3.336) yielded against the fake provider, one JSON object a line
+ * (`partial*`: with `includePartialMessages`, so with its `stream_event`s).
+ */
 function recorded(name: Recording): Record<string, unknown>[] {
   const text = readFileSync(new URL(`./__fixtures__/claude-agent-sdk.${name}.jsonl`, import.meta.url), "utf8");
   return text
@@ -40,6 +45,17 @@ function thrownAfter(messages: readonly Record<string, unknown>[]): Error | unde
   if (result?.is_error !== true) return undefined;
   const errors = Array.isArray(result.errors) ? (result.errors as string[]) : [];
   return new Error(`Claude Code returned an error result: ${errors[0] ?? String(result.result)}`);
+}
+
+/** The messages with each stream event's `text_delta` split into deltas of `size` characters, as a real model streams. */
+function inPieces(messages: readonly Record<string, unknown>[], size: number): Record<string, unknown>[] {
+  return messages.flatMap((message) => {
+    const event = message.event as { type?: string; delta?: { type?: string; text?: string } } | undefined;
+    if (message.type !== "stream_event" || event?.type !== "content_block_delta" || event.delta?.type !== "text_delta") return [message];
+    const text = event.delta.text ?? "";
+    const pieces = Array.from({ length: Math.ceil(text.length / size) }, (_, index) => text.slice(index * size, (index + 1) * size));
+    return pieces.map((piece) => ({ ...message, event: { ...event, delta: { ...event.delta, text: piece } } }));
+  });
 }
 
 interface Play {
@@ -214,7 +230,7 @@ describe("createClaudeAgentSdkBackend over a scripted query", () => {
     expect(result.text).toBe("done");
   });
 
-  it("reports tool calls, file accesses and each assistant message's text to onEvent as the messages arrive", async () => {
+  it("reports tool calls, file accesses and each assistant message's text to onEvent as the messages arrive (nothing streamed)", async () => {
     const seen: { event: BackendTurnEvent; sawResult: boolean }[] = [];
     let sawResult = false;
     const fake = fakeQuery(() => ({ messages: recorded("tool-calls") }));
@@ -256,6 +272,84 @@ describe("createClaudeAgentSdkBackend over a scripted query", () => {
       throw new Error("observer bug");
     });
     expect(thrown._unsafeUnwrap().text).toBe(expected);
+  });
+
+  it("with a listener asks for partial messages and reports their text deltas in order, each message's text once; the result is unchanged", async () => {
+    // As the SDK: stream events only when asked for. The fake provider sends a text in one
+    // delta; a real model sends many: each recorded text_delta is split in pieces of 4 characters.
+    const play = (options: ClaudeAgentSdkQueryOptions): Play => ({
+      messages: options.includePartialMessages ? inPieces(recorded("partial-tool"), 4) : recorded("partial-tool").filter((message) => message.type !== "stream_event"),
+    });
+    const observedFake = fakeQuery(play);
+    const seen: BackendTurnEvent[] = [];
+    const observed = (await createClaudeAgentSdkBackend({ query: observedFake.query }).runTurn({ ...turn, cwd }, undefined, (event) => seen.push(event)))._unsafeUnwrap();
+    expect(observedFake.calls[0]!.options.includePartialMessages).toBe(true);
+    const readme = "/work/harbor/project/README.md";
+    expect(seen.map(({ at: _at, ...event }) => event)).toEqual([
+      ...["Let ", "me r", "ead ", "it."].map((text) => ({ type: "text", text })),
+      { type: "tool_call", tool: "Read" },
+      { type: "file_access", access: { op: "read", path: readme, tool: "Read" } },
+      ...["The ", "READ", "ME n", "ames", " lig", "htho", "use-", "42."].map((text) => ({ type: "text", text })),
+    ]);
+    // The turn's answer, usage and thread, as a turn without a listener (no partial messages asked for) gives them.
+    const unobservedFake = fakeQuery(play);
+    const unobserved = (await createClaudeAgentSdkBackend({ query: unobservedFake.query }).runTurn({ ...turn, cwd }))._unsafeUnwrap();
+    expect(unobservedFake.calls[0]!.options).not.toHaveProperty("includePartialMessages");
+    expect({ ...observed, durationMs: 0 }).toEqual({ ...unobserved, durationMs: 0 });
+    expect(observed).toMatchObject({ text: "The README names lighthouse-42.", threadId: recorded("partial-tool")[0]!.session_id, toolCalls: 1, fileAccess: [{ op: "read", path: readme, tool: "Read", bytes: 30 }] });
+    expect(observed.usage).toEqual({ inputUncached: 1000, cacheRead: 200, cacheWrite: 40, output: 60, reasoning: null, costUsd: expect.any(Number) });
+    // The last message's deltas, concatenated, are the answer.
+    const texts = seen.flatMap((event) => (event.type === "text" ? [event.text] : []));
+    expect(texts.slice(4).join("")).toBe(observed.text);
+  });
+
+  it("streams the main thread's text deltas only: not a subagent's, not thinking or tool input; an unstreamed message is told whole", async () => {
+    const [init, ...rest] = recorded("partial");
+    const session = { session_id: init!.session_id };
+    const event = (event: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ type: "stream_event", event, parent_tool_use_id: null, ...session, ...extra });
+    const delta = (delta: Record<string, unknown>, extra: Record<string, unknown> = {}) => event({ type: "content_block_delta", index: 0, delta }, extra);
+    const assistant = (id: string | undefined, text: string, extra: Record<string, unknown> = {}) => ({
+      type: "assistant",
+      message: { ...(id === undefined ? {} : { id }), role: "assistant", content: [{ type: "text", text }] },
+      parent_tool_use_id: null,
+      ...session,
+      ...extra,
+    });
+    const messages = [
+      init,
+      // A thinking block and a subagent's text: no text event.
+      event({ type: "message_start", message: { id: "msg_a", content: [] } }),
+      delta({ type: "thinking_delta", thinking: "hmm" }),
+      delta({ type: "text_delta", text: "sub " }, { parent_tool_use_id: "toolu_task" }),
+      assistant("msg_sub", "sub text", { parent_tool_use_id: "toolu_task" }),
+      // Deltas tied by message_start only (no api_message_id), then the whole message: once.
+      delta({ type: "text_delta", text: "Hel" }),
+      delta({ type: "text_delta", text: "lo" }),
+      delta({ type: "input_json_delta", partial_json: "{}" }),
+      assistant("msg_a", "Hello"),
+      // A message nothing streamed (e.g. a synthetic one): told whole.
+      assistant("msg_b", " Whole."),
+      // Deltas with no message id at all: the next assistant message is theirs.
+      event({ type: "message_start", message: { content: [] } }),
+      delta({ type: "text_delta", text: " Bye" }),
+      assistant(undefined, " Bye"),
+      ...rest.filter((message) => message.type === "result"),
+    ];
+    const seen: BackendTurnEvent[] = [];
+    const fake = fakeQuery(() => ({ messages }));
+    (await createClaudeAgentSdkBackend({ query: fake.query }).runTurn({ ...turn, cwd }, undefined, (event) => seen.push(event)))._unsafeUnwrap();
+    expect(seen.map((event) => event.type === "text" && event.text)).toEqual(["Hel", "lo", " Whole.", " Bye"]);
+  });
+
+  it("reports the recorded streamed answer as deltas whose concatenation is the result's text", async () => {
+    const seen: BackendTurnEvent[] = [];
+    const fake = fakeQuery((options) => ({ messages: options.includePartialMessages ? inPieces(recorded("partial"), 5) : recorded("partial") }));
+    const result = (await createClaudeAgentSdkBackend({ query: fake.query }).runTurn({ ...turn, cwd }, undefined, (event) => seen.push(event)))._unsafeUnwrap();
+    const texts = seen.flatMap((event) => (event.type === "text" ? [event.text] : []));
+    expect(texts.length).toBeGreaterThan(1);
+    expect(texts.join("")).toBe(result.text);
+    expect(result).toMatchObject({ text: "A one-sentence summary.", threadId: recorded("partial")[0]!.session_id });
+    expect(result.usage).toMatchObject({ inputUncached: 500, cacheRead: 100, cacheWrite: 20, output: 30 });
   });
 
   it("registers a PostToolUse hook whose calls count once with the stream's, and add the calls the stream does not show", async () => {
