@@ -127,6 +127,29 @@ describe("createKeelCheckpointer", () => {
     expect(items.filter((meta) => meta.key.at(-2) === "checkpoints")).toHaveLength(6);
   });
 
+  it("writes a chat step (a growing history changed at every step) as its checkpoint alone, no blob beside it", async () => {
+    const store = createMemoryStore();
+    const saver = createKeelCheckpointer({ store });
+    const history = Array.from({ length: 12 }, (_, index) => ({ role: index % 2 === 0 ? "user" : "assistant", content: `turn ${index} ${"x".repeat(200)}` }));
+    let config = await saver.put({ configurable: { thread_id: "t" } }, checkpoint({ messages: history.slice(0, 1) }), metadata, { messages: 1 });
+    const batch = vi.spyOn(store.docs, "batch");
+    for (let step = 1; step < history.length; step += 1) {
+      config = await saver.put(config, { ...checkpoint({ messages: history.slice(0, step + 1) }), channel_versions: { messages: step + 1 } }, metadata, { messages: step + 1 });
+    }
+    // Each step: one batch of the checkpoint and the head (the compare-and-swap), no blob row.
+    expect(batch.mock.calls.map(([writes]) => writes.length)).toEqual(Array.from({ length: history.length - 1 }, () => 2));
+    const items = (await store.docs.list(["langgraph"])).unwrapOr({ items: [] }).items;
+    expect(items.filter((meta) => meta.key.at(-2) === "blobs")).toHaveLength(0);
+    // Read back by a fresh saver (nothing cached); then a step that keeps the
+    // history (only "step" changes) makes it a blob, shared from there on.
+    expect((await createKeelCheckpointer({ store }).getTuple(config))?.checkpoint.channel_values).toEqual({ messages: history });
+    config = await saver.put(config, { ...checkpoint({ messages: history, step: 1 }), channel_versions: { messages: history.length, step: 1 } }, metadata, { step: 1 });
+    config = await saver.put(config, { ...checkpoint({ messages: history, step: 2 }), channel_versions: { messages: history.length, step: 2 } }, metadata, { step: 2 });
+    const after = (await store.docs.list(["langgraph"])).unwrapOr({ items: [] }).items;
+    expect(after.filter((meta) => meta.key.at(-2) === "blobs")).toHaveLength(1);
+    expect((await createKeelCheckpointer({ store }).getTuple(config))?.checkpoint.channel_values).toEqual({ messages: history, step: 2 });
+  });
+
   it("carries unchanged primitive channels from the parent, whether the saver has it cached or not", async () => {
     const store = createMemoryStore();
     const warm = createKeelCheckpointer({ store });

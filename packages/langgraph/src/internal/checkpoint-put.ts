@@ -25,12 +25,22 @@ import { dumpValue } from "./checkpoint-serde.js";
 import { blobCacheKey, configOf, rememberBlob, rememberCheckpoint, unwrap, type ObservedHead, type SaverContext } from "./saver-context.js";
 
 /**
- * The longest serialized channel value (characters of its stored text) kept inline in the
- * checkpoint document. A larger one is a blob of its own, written once and shared by every
- * checkpoint whose channel did not change (a long message history); a small one inline spares
- * a row per changed channel in each `put` (a counter, a flag, the last step's output).
+ * The longest serialized channel value (characters of its stored text) a checkpoint document
+ * carries over from its parent inline. A larger one that a step did not change is a blob of its
+ * own, written once (at the first step that keeps it) and shared by every later checkpoint whose
+ * channel did not change (a long history under a changing counter); a small one inline spares a
+ * row per changed channel in each `put` (a counter, a flag, the last step's output).
  */
 const INLINE_MAX_CHARS = 1024;
+
+/**
+ * The most characters of serialized text the values a step changed may take inline in its
+ * checkpoint document (a quarter of the store's `maxValueBytes` at most). A chat step changes
+ * its growing `messages` at every step: kept inline, the step is one checkpoint row, not a blob
+ * row besides it, and no digest of the history is taken. It serves the chat shape of
+ * bench/langgraph.bench.ts at ≥ 1× SqliteSaver (issue 31 §4, bench/README.md).
+ */
+const CHANGED_INLINE_MAX_CHARS = 256 * 1024;
 
 /** A channel blob to store: content-addressed, so an existing one is the same bytes. */
 interface BlobWrite {
@@ -99,6 +109,7 @@ async function channelsOf(
 ): Promise<ChannelsToStore> {
   const channels: CheckpointDocument["channels"] = {};
   const inline: Record<string, unknown> = {};
+  const blobs: BlobWrite[] = [];
   if (parentCheckpointId !== undefined) {
     // The parent's entries of the unchanged channels, with its inline values: at once (no
     // promise) when the parent and its inline values are cached, as after this saver's own put.
@@ -108,6 +119,12 @@ async function channelsOf(
       let parentInline: Record<string, unknown> | undefined;
       for (const [channel, entry] of Object.entries(parent.channels)) {
         if (Object.hasOwn(newVersions, channel)) continue;
+        if (entry !== null && typeof entry === "object" && entry.data.length > INLINE_MAX_CHARS) {
+          // A large value the parent's step changed, kept inline there: it outlived a step, so
+          // it becomes a blob now, shared from here on (content-addressed, written once).
+          channels[channel] = blobOf(context, threadId, namespace, entry, blobs);
+          continue;
+        }
         channels[channel] = entry;
         if (entry !== true) continue;
         parentInline ??= context.inlineValues.get(parent) ?? (await inlineOf(context, parent));
@@ -115,9 +132,10 @@ async function channelsOf(
       }
     }
   }
-  const blobs: BlobWrite[] = [];
   // Small primitives need no serializer call: only the other changed values are awaited.
   const serialized: Promise<void>[] = [];
+  const inlineLimit = Math.min(CHANGED_INLINE_MAX_CHARS, Math.floor(context.store.capabilities.maxValueBytes / 4));
+  let inlineChars = 0;
   for (const channel of Object.keys(newVersions)) {
     const value = values !== undefined && Object.hasOwn(values, channel) ? values[channel] : undefined;
     if (value === undefined) {
@@ -128,19 +146,25 @@ async function channelsOf(
     } else {
       serialized.push(
         dumpValue(context, value, `put: the value of channel "${channel}"`).then((blob) => {
-          if (blob.data.length <= INLINE_MAX_CHARS) {
+          if (blob.data.length <= INLINE_MAX_CHARS || inlineChars + blob.data.length <= inlineLimit) {
+            if (blob.data.length > INLINE_MAX_CHARS) inlineChars += blob.data.length;
             channels[channel] = blob;
             return;
           }
-          const blobDigest = digest(blob).slice("sha256:".length);
-          channels[channel] = blobDigest;
-          blobs.push({ key: context.keys.blob(threadId, namespace, blobDigest), cacheKey: blobCacheKey(context, threadId, namespace, blobDigest), value: blob });
+          channels[channel] = blobOf(context, threadId, namespace, blob, blobs);
         }),
       );
     }
   }
   if (serialized.length > 0) await Promise.all(serialized);
   return { channels, blobs, inline };
+}
+
+/** A channel value as a content-addressed blob to write (added to `blobs`); its digest, for the channel map. */
+function blobOf(context: SaverContext, threadId: string, namespace: string, value: Serialized, blobs: BlobWrite[]): string {
+  const blobDigest = digest(value).slice("sha256:".length);
+  blobs.push({ key: context.keys.blob(threadId, namespace, blobDigest), cacheKey: blobCacheKey(context, threadId, namespace, blobDigest), value });
+  return blobDigest;
 }
 
 /**

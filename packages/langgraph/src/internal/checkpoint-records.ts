@@ -27,8 +27,11 @@ export const CheckpointDocumentSchema = z.object({
   state: SerializedSchema,
   /**
    * Each channel's value: `true`, in the checkpoint's state (a JSON primitive, a string of at
-   * most 1,024 characters); another small one inline (its own serialized form); a larger one as
-   * the hex digest of its blob (content-addressed, shared between checkpoints); null: empty.
+   * most 1,024 characters); another one inline (its own serialized form: a small one, or one
+   * this checkpoint's step changed, up to 256 KiB in all); a larger one, or a large one carried
+   * over unchanged from the parent, as the hex digest of its blob (content-addressed, shared
+   * between checkpoints); null: empty. Documents of earlier versions (inline only up to 1,024
+   * characters) have the same shape.
    */
   channels: z.record(z.string(), z.union([z.literal(true), z.string().regex(/^[0-9a-f]{64}$/), SerializedSchema]).nullable()),
 });

@@ -64,7 +64,9 @@ export function configOf(threadId: string, namespace: string, checkpointId: stri
 
 /** Keeps a checkpoint document this saver wrote or read. */
 export function rememberCheckpoint(context: SaverContext, key: string[], document: CheckpointDocument): void {
-  context.documents.set(key.join("/"), document, document.state.data.length + 256);
+  let chars = document.state.data.length + 256;
+  for (const entry of Object.values(document.channels)) if (entry !== null && typeof entry === "object") chars += entry.data.length;
+  context.documents.set(key.join("/"), document, chars);
 }
 
 /** Keeps a channel blob this saver wrote or read. */
