@@ -325,7 +325,43 @@ describe("lifecycle and bad input", () => {
   });
 });
 
-// The global provider is untouched by these tests: trace.getTracerProvider() stays the API's proxy.
+describe("with no SDK registered", () => {
+  it("builds nothing while the global provider is the API's no-op, and starts once the host registers an SDK", async () => {
+    const bus = createEventBus();
+    // No tracer given: the global provider's, which no one has registered yet.
+    const otel = instrumentKeel(bus);
+    const input = { missionId: "m1", role: "engineer" };
+    const run = () => otel.traceTurn(input, async () => okAsync({ text: "done" }));
+    await emitTurn(bus, "engineer", 1_700_000_000_000);
+    expect((await run())._unsafeUnwrap()).toEqual({ text: "done" });
+    expect(spans()).toHaveLength(0);
+
+    expect(trace.setGlobalTracerProvider(provider)).toBe(true);
+    try {
+      const result = await otel.traceTurn(input, async () => {
+        await emitTurn(bus, "engineer", Date.now());
+        return okAsync({ text: "done" });
+      });
+      expect(result._unsafeUnwrap()).toEqual({ text: "done" });
+      otel.uninstrument();
+      const turn = named("invoke_agent engineer");
+      expect(turn.attributes).toMatchObject({ "gen_ai.agent.name": "engineer", "keel.mission.id": "m1", "keel.session.action": "fresh" });
+      expect(parentOf(named("execute_tool read"))).toBe(turn.spanContext().spanId);
+      expect(turn.events.map((event) => event.name)).toEqual(["budget.reserved", "budget.settled"]);
+    } finally {
+      trace.disable();
+    }
+  });
+
+  it("runs a turn as it is after uninstrument", async () => {
+    const otel = instrumentKeel(createEventBus(), { tracer });
+    otel.uninstrument();
+    expect(otel.traceTurn({ role: "engineer" }, () => 42)).toBe(42);
+    expect(spans()).toHaveLength(0);
+  });
+});
+
+// The global provider is left as it was by these tests: trace.getTracerProvider() is the API's proxy.
 it("registers no global SDK itself", () => {
   instrumentKeel(createEventBus()).uninstrument();
   expect(trace.getTracer("x").startSpan("probe").isRecording()).toBe(false);

@@ -1,5 +1,21 @@
 import { KeelError, validateOrThrow, type EventBus, type KeelEvent, type KeelEventMap } from "@keel/core";
-import { context, createContextKey, isSpanContextValid, metrics, SpanKind, SpanStatusCode, trace, type Context, type Meter, type Span, type Tracer } from "@opentelemetry/api";
+import {
+  context,
+  createContextKey,
+  createNoopMeter,
+  isSpanContextValid,
+  metrics,
+  ProxyTracer,
+  ProxyTracerProvider,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Meter,
+  type Span,
+  type Tracer,
+} from "@opentelemetry/api";
 import { refusalCodeOf, spanEventOf, turnAttributes, workSessionTurnAttributes } from "./internal/event-attributes.js";
 import { createKeelMetrics } from "./internal/keel-metrics.js";
 import { epoch, ERROR_TYPE, GEN_AI, KEEL, OPERATION } from "./internal/semconv.js";
@@ -63,10 +79,31 @@ const turnKey = (missionId: string | null, role: string): string => `${missionId
 /** The tool name of a file access event: `read`, `write` or `search`. */
 const toolOf = (type: "agent.io.read" | "agent.io.write" | "agent.io.search"): string => type.slice("agent.io.".length);
 
+/** The class of the API's no-op meter (what `metrics.getMeter` gives while no provider is registered). */
+const NoopMeter = createNoopMeter().constructor as new () => Meter;
+
+/**
+ * Whether spans from `tracer` can record. `false` while it is the API's proxy tracer (the
+ * default, `trace.getTracer`) and no SDK is registered globally: then nothing Keel builds for a
+ * span would be kept, and the listener does no span work at all. The answer is checked again on
+ * each call until an SDK shows up (a host may register one after instrumenting), then kept.
+ */
+function tracingProbe(tracer: Tracer): () => boolean {
+  if (!(tracer instanceof ProxyTracer)) return () => true;
+  let registered = false;
+  return () => {
+    if (registered) return true;
+    const provider = trace.getTracerProvider();
+    registered = !(provider instanceof ProxyTracerProvider) || provider.getDelegateTracer(KEEL_OTEL_SCOPE) !== undefined;
+    return registered;
+  };
+}
+
 /**
  * Subscribes to a Keel event bus and turns its events into OpenTelemetry spans on the host's
  * tracer provider (`@opentelemetry/api` only: the host installs and configures the SDK; with
- * none registered everything is a no-op).
+ * none registered and no tracer or meter given, no span, attribute or metric point is built at
+ * all, and spans start with the first event after the host registers one).
  *
  * - a role turn is an `invoke_agent {role}` span with the GenAI usage, model and conversation
  *   attributes and Keel's `keel.session.*`, `keel.capsule.path`, `keel.prompt.bytes`;
@@ -102,6 +139,9 @@ export function createInstrumentation(source: KeelEventSource, options: KeelOtel
   const providers = valid.providers ?? {};
   const settleMs = valid.turnSettleMs ?? 2000;
   const meter: Meter = valid.meter ?? metrics.getMeter(KEEL_OTEL_SCOPE);
+  // The API's no-op meter stays one (the metrics API has no proxy): nothing to record, ever.
+  const metering = !(meter instanceof NoopMeter);
+  const tracing = tracingProbe(tracer);
   const keelMetrics = createKeelMetrics(meter, providers);
   const workflows = createWorkflowSpans(tracer);
   /** Turn spans built from events alone, open for the turn's later events. */
@@ -118,11 +158,17 @@ export function createInstrumentation(source: KeelEventSource, options: KeelOtel
     open.state.span.end(epoch(open.endAt));
   };
 
+  /** The traced turn whose span is active in `ctx`, if any. */
+  const tracedIn = (ctx: Context): TurnState | undefined => ctx.getValue(TURN) as TurnState | undefined;
+
+  /** Whether `state` (the traced turn in context) is the turn of `role` in `missionId` (`null`: any mission). */
+  const isTurnOf = (state: TurnState, missionId: string | null, role: string): boolean =>
+    state.role === role && (missionId === null || state.missionId === undefined || state.missionId === missionId);
+
   /** The turn an event belongs to: the traced turn in context, else an event-built one. */
-  const turnOf = (missionId: string | null, role: string): TurnState | undefined => {
-    const current = context.active().getValue(TURN) as TurnState | undefined;
-    if (current && current.role === role && (missionId === null || current.missionId === undefined || current.missionId === missionId)) return current;
-    return pending.get(turnKey(missionId, role))?.state;
+  const turnOf = (current: TurnState | undefined, missionId: string | null, role: string): TurnState | undefined => {
+    if (current && isTurnOf(current, missionId, role)) return current;
+    return pending.size === 0 ? undefined : pending.get(turnKey(missionId, role))?.state;
   };
 
   /** In replay: the latest open event-built turn (of `missionId` when the event names one). */
@@ -132,8 +178,8 @@ export function createInstrumentation(source: KeelEventSource, options: KeelOtel
     return latest;
   };
 
-  const onTurn = (event: KeelEventMap["role.session.turn"]): void => {
-    const current = context.active().getValue(TURN) as TurnState | undefined;
+  const onTurn = (event: KeelEventMap["role.session.turn"], ctx: Context): void => {
+    const current = tracedIn(ctx);
     if (current && !current.reported && current.role === event.role && (current.missionId === undefined || current.missionId === event.missionId)) {
       current.reported = true;
       current.span.setAttributes(turnAttributes(event, providers));
@@ -141,17 +187,11 @@ export function createInstrumentation(source: KeelEventSource, options: KeelOtel
     }
     const key = turnKey(event.missionId, event.role);
     endPending(key);
-    const span = tracer.startSpan(
-      `${OPERATION.invokeAgent} ${event.role}`,
-      {
-        kind: SpanKind.INTERNAL,
-        startTime: epoch(event.at - event.wallMs),
-        attributes: { [GEN_AI.operationName]: OPERATION.invokeAgent, ...turnAttributes(event, providers) },
-      },
-      context.active(),
-    );
+    const attributes = turnAttributes(event, providers);
+    attributes[GEN_AI.operationName] = OPERATION.invokeAgent;
+    const span = tracer.startSpan(`${OPERATION.invokeAgent} ${event.role}`, { kind: SpanKind.INTERNAL, startTime: epoch(event.at - event.wallMs), attributes }, ctx);
     if (!span.isRecording()) {
-      // No SDK (or sampled out): nothing will hold the turn's later events, so no timer either.
+      // Sampled out: nothing will hold the turn's later events, so no timer either.
       span.end(epoch(event.at));
       return;
     }
@@ -161,83 +201,89 @@ export function createInstrumentation(source: KeelEventSource, options: KeelOtel
     pending.set(key, { state, endAt: event.at, timer });
   };
 
-  const onAccess = (event: KeelEventMap["agent.io.read" | "agent.io.write" | "agent.io.search"]): void => {
-    const turn = turnOf(event.missionId, event.role);
-    const parent: Context = turn ? trace.setSpan(context.active(), turn.span) : context.active();
+  const onAccess = (event: KeelEventMap["agent.io.read" | "agent.io.write" | "agent.io.search"], ctx: Context): void => {
+    const current = tracedIn(ctx);
+    const turn = turnOf(current, event.missionId, event.role);
+    // The traced turn in context is already the active span there: no new context to build.
+    const parent: Context = turn && turn !== current ? trace.setSpan(ctx, turn.span) : ctx;
     const tool = toolOf(event.type);
-    const attributes = {
+    const attributes: Attributes = {
       [GEN_AI.operationName]: OPERATION.executeTool,
       [GEN_AI.toolName]: tool,
       [GEN_AI.toolType]: "function",
       [GEN_AI.agentName]: event.role,
       [KEEL.ioPath]: event.path,
       [KEEL.ioBytes]: event.bytes,
-      ...(event.skill !== null ? { [KEEL.skill]: event.skill } : {}),
     };
-    tracer.startSpan(`${OPERATION.executeTool} ${tool}`, { kind: SpanKind.INTERNAL, startTime: epoch(event.at), attributes }, parent).end(epoch(event.at));
+    if (event.skill !== null) attributes[KEEL.skill] = event.skill;
+    const at = epoch(event.at);
+    tracer.startSpan(`${OPERATION.executeTool} ${tool}`, { kind: SpanKind.INTERNAL, startTime: at, attributes }, parent).end(at);
   };
 
-  const onWorkSessionClosed = (event: KeelEventMap["work.session.closed"]): void => {
-    const attributes = {
+  const onWorkSessionClosed = (event: KeelEventMap["work.session.closed"], ctx: Context): void => {
+    const attributes: Attributes = {
       [KEEL.missionId]: event.missionId,
       [KEEL.workSessionId]: event.sessionId,
       [KEEL.workSessionTurns]: event.turns,
       [KEEL.workSessionTasks]: event.tasks,
       [KEEL.workSessionActiveMinutes]: event.activeMinutes,
-      ...(event.role !== null ? { [GEN_AI.agentName]: event.role } : {}),
-      ...(event.model !== null ? { [GEN_AI.requestModel]: event.model } : {}),
-      ...(event.tokens !== null ? { [KEEL.workSessionTokens]: event.tokens } : {}),
-      ...(event.toolCalls !== null ? { [KEEL.toolCalls]: event.toolCalls } : {}),
     };
-    tracer.startSpan("work_session", { kind: SpanKind.INTERNAL, startTime: epoch(event.openedAt), attributes }, context.active()).end(epoch(event.closedAt));
+    if (event.role !== null) attributes[GEN_AI.agentName] = event.role;
+    if (event.model !== null) attributes[GEN_AI.requestModel] = event.model;
+    if (event.tokens !== null) attributes[KEEL.workSessionTokens] = event.tokens;
+    if (event.toolCalls !== null) attributes[KEEL.toolCalls] = event.toolCalls;
+    tracer.startSpan("work_session", { kind: SpanKind.INTERNAL, startTime: epoch(event.openedAt), attributes }, ctx).end(epoch(event.closedAt));
   };
 
   /** Records an event on its turn's span, else on the active span, else as a zero-length span. */
-  const onOther = (event: KeelEvent): void => {
+  const onOther = (event: KeelEvent, ctx: Context): void => {
     const recorded = spanEventOf(event, captureContent);
     if (!recorded) return;
-    const owner = "role" in event && typeof event.role === "string" ? turnOf("missionId" in event ? (event.missionId as string | null) : null, event.role) : undefined;
+    const current = tracedIn(ctx);
+    const owner = "role" in event && typeof event.role === "string" ? turnOf(current, "missionId" in event ? (event.missionId as string | null) : null, event.role) : undefined;
     const inContext =
-      owner ??
-      (context.active().getValue(TURN) as TurnState | undefined) ??
-      (mode.replay ? latestPending("missionId" in event && typeof event.missionId === "string" ? event.missionId : undefined) : undefined);
-    const span = inContext?.span ?? trace.getActiveSpan();
+      owner ?? current ?? (mode.replay ? latestPending("missionId" in event && typeof event.missionId === "string" ? event.missionId : undefined) : undefined);
+    const span = inContext?.span ?? trace.getSpan(ctx);
     if (span && span.isRecording()) {
       span.addEvent(recorded.name, recorded.attributes, epoch(event.at));
       return;
     }
     // No turn to hold it: a span of its own, an ERROR when it is a refusal or a failure.
-    const alone = tracer.startSpan(recorded.name, { kind: SpanKind.INTERNAL, startTime: epoch(event.at), attributes: recorded.attributes }, context.active());
+    const at = epoch(event.at);
+    const alone = tracer.startSpan(recorded.name, { kind: SpanKind.INTERNAL, startTime: at, attributes: recorded.attributes }, ctx);
     const code = refusalCodeOf(event);
     if (code !== undefined) {
       alone.setAttribute(ERROR_TYPE, code);
       alone.setStatus({ code: SpanStatusCode.ERROR, message: code });
     }
-    alone.end(epoch(event.at));
+    alone.end(at);
   };
 
   const listener = (event: KeelEvent): void => {
     if (!active) return;
-    keelMetrics.record(event);
+    if (metering) keelMetrics.record(event);
+    // No SDK behind the default tracer: every span would be the API's no-op, so none is built.
+    if (!tracing()) return;
+    const ctx = context.active();
     switch (event.type) {
       case "role.session.turn":
-        return onTurn(event);
+        return onTurn(event, ctx);
       case "agent.io.read":
       case "agent.io.write":
       case "agent.io.search":
-        return onAccess(event);
+        return onAccess(event, ctx);
       case "work.session.turn": {
-        const turn = turnOf(event.missionId, event.role);
-        turn?.span.setAttributes(workSessionTurnAttributes(event));
+        const turn = turnOf(tracedIn(ctx), event.missionId, event.role);
+        if (turn?.span.isRecording()) turn.span.setAttributes(workSessionTurnAttributes(event));
         // The last event of a runtime turn: an event-built turn span is complete.
-        endPending(turnKey(event.missionId, event.role));
+        if (pending.size > 0) endPending(turnKey(event.missionId, event.role));
         return;
       }
       case "work.session.closed":
-        return onWorkSessionClosed(event);
+        return onWorkSessionClosed(event, ctx);
       default:
         if (event.type.startsWith("workflow.")) return workflows.handle(event as Parameters<typeof workflows.handle>[0]);
-        return onOther(event);
+        return onOther(event, ctx);
     }
   };
   const unsubscribe = bus.on("*", listener);
@@ -251,7 +297,7 @@ export function createInstrumentation(source: KeelEventSource, options: KeelOtel
       const message = captureContent && error instanceof Error ? error.message : code;
       state.span.setStatus({ code: SpanStatusCode.ERROR, message });
       // A turn that reported no role.session.turn (failed or refused) has no duration recorded yet.
-      if (!state.reported) keelMetrics.failedTurn(state.role, code, Math.max(0, Date.now() - state.startedAt) / 1000);
+      if (!state.reported && metering) keelMetrics.failedTurn(state.role, code, Math.max(0, Date.now() - state.startedAt) / 1000);
     }
     state.span.end();
   };
@@ -270,14 +316,14 @@ export function createInstrumentation(source: KeelEventSource, options: KeelOtel
     traceTurn<T>(turn: TracedTurn, run: () => T): T {
       const input = validateOrThrow(TracedTurnSchema, turn, "turn of traceTurn");
       if (typeof run !== "function") throw new KeelError("invalid_input", "traceTurn needs the turn to run as a function: traceTurn(input, () => keel.runRoleTurn(input))");
-      const attributes = {
-        [GEN_AI.operationName]: OPERATION.invokeAgent,
-        [GEN_AI.agentName]: input.role,
-        ...(input.missionId !== undefined ? { [KEEL.missionId]: input.missionId } : {}),
-        ...(input.taskId !== undefined ? { [KEEL.taskId]: input.taskId } : {}),
-        ...(captureContent && input.prompt !== undefined ? { [GEN_AI.inputMessages]: messagesJson("user", input.prompt) } : {}),
-      };
-      const span = tracer.startSpan(`${OPERATION.invokeAgent} ${input.role}`, { kind: SpanKind.INTERNAL, attributes }, context.active());
+      // Neither spans nor metrics can be recorded: the turn runs as it is, untouched.
+      if (!active || (!metering && !tracing())) return run();
+      const attributes: Attributes = { [GEN_AI.operationName]: OPERATION.invokeAgent, [GEN_AI.agentName]: input.role };
+      if (input.missionId !== undefined) attributes[KEEL.missionId] = input.missionId;
+      if (input.taskId !== undefined) attributes[KEEL.taskId] = input.taskId;
+      if (captureContent && input.prompt !== undefined) attributes[GEN_AI.inputMessages] = messagesJson("user", input.prompt);
+      const ctx = context.active();
+      const span = tracer.startSpan(`${OPERATION.invokeAgent} ${input.role}`, { kind: SpanKind.INTERNAL, attributes }, ctx);
       const state: TurnState = { span, missionId: input.missionId, role: input.role, reported: false, startedAt: Date.now() };
       traced.add(state);
       // With no SDK the span is the API's no-op with no trace to carry: the turn runs as it is,
@@ -285,7 +331,7 @@ export function createInstrumentation(source: KeelEventSource, options: KeelOtel
       const carry = span.isRecording() || isSpanContextValid(span.spanContext());
       let result: T;
       try {
-        result = carry ? context.with(trace.setSpan(context.active(), span).setValue(TURN, state), run) : run();
+        result = carry ? context.with(trace.setSpan(ctx, span).setValue(TURN, state), run) : run();
       } catch (error) {
         finish(state, error);
         throw error;

@@ -8,9 +8,8 @@ function put(attributes: Attributes, key: string, value: string | number | boole
   attributes[key] = value;
 }
 
-/** The GenAI usage attributes of a Keel usage; unknown buckets are left out. */
-export function usageAttributes(usage: Usage | null): Attributes {
-  const attributes: Attributes = {};
+/** The GenAI usage attributes of a Keel usage, added to `attributes` (a new object when none); unknown buckets are left out. */
+export function usageAttributes(usage: Usage | null, attributes: Attributes = {}): Attributes {
   if (!usage) return attributes;
   // The conventions' input_tokens is the whole input, cache reads and writes included.
   put(attributes, GEN_AI.usageInputTokens, totalInputTokens(usage));
@@ -22,7 +21,7 @@ export function usageAttributes(usage: Usage | null): Attributes {
   return attributes;
 }
 
-/** The attributes a `role.session.turn` gives its `invoke_agent` span. */
+/** The attributes a `role.session.turn` gives its `invoke_agent` span (a new object, the caller's to extend). */
 export function turnAttributes(event: KeelEventMap["role.session.turn"], providers: Readonly<Record<string, string>>): Attributes {
   const attributes: Attributes = {
     [GEN_AI.agentName]: event.role,
@@ -35,8 +34,8 @@ export function turnAttributes(event: KeelEventMap["role.session.turn"], provide
     [KEEL.promptBytes]: event.promptBytes,
     [KEEL.turn]: event.turn,
     [KEEL.wallMs]: event.wallMs,
-    ...usageAttributes(event.usage),
   };
+  usageAttributes(event.usage, attributes);
   put(attributes, GEN_AI.providerName, Object.hasOwn(providers, event.backend) ? providers[event.backend] : undefined);
   put(attributes, GEN_AI.requestModel, event.model);
   put(attributes, GEN_AI.conversationId, event.threadId);

@@ -10,6 +10,9 @@ interface TurnLabels {
   policy?: string;
 }
 
+/** How many label sets of turns are kept for reuse (beyond it they are built for each turn). */
+const MAX_LABEL_SETS = 256;
+
 /** Records Keel's metrics on a meter; every method is a no-op cost on the API's no-op meter. */
 export interface KeelMetrics {
   /** Records what an event tells: token usage and duration of a turn, budget remaining, work-session tool calls and minutes. */
@@ -54,13 +57,30 @@ export function createKeelMetrics(meter: Meter, providers: Readonly<Record<strin
     return attributes;
   };
 
+  /**
+   * The label sets of a turn (the turn's, and with `gen_ai.token.type` input and output), built
+   * once per role, backend, model and policy: a turn records them as they are. Frozen, since the
+   * SDK keeps them as its data points' attributes.
+   */
+  const turnLabels = new Map<string, { turn: Attributes; input: Attributes; output: Attributes }>();
+  const labelsOfTurn = (event: KeelEventMap["role.session.turn"]): { turn: Attributes; input: Attributes; output: Attributes } => {
+    const key = `${event.role}\u0000${event.backend}\u0000${event.model ?? ""}\u0000${event.policy}`;
+    const known = turnLabels.get(key);
+    if (known) return known;
+    const turn = Object.freeze(labels(event));
+    const made = { turn, input: Object.freeze({ ...turn, [GEN_AI.tokenType]: "input" }), output: Object.freeze({ ...turn, [GEN_AI.tokenType]: "output" }) };
+    // A bound on what is kept, should a host run unboundedly many roles or models.
+    if (turnLabels.size < MAX_LABEL_SETS) turnLabels.set(key, made);
+    return made;
+  };
+
   const onTurn = (event: KeelEventMap["role.session.turn"]): void => {
-    const attributes = labels(event);
-    duration.record(event.wallMs / 1000, attributes);
+    const sets = labelsOfTurn(event);
+    duration.record(event.wallMs / 1000, sets.turn);
     const input = totalInputTokens(event.usage);
-    if (input !== null) tokenUsage.record(input, { ...attributes, [GEN_AI.tokenType]: "input" });
+    if (input !== null) tokenUsage.record(input, sets.input);
     const output = event.usage?.output ?? null;
-    if (output !== null) tokenUsage.record(output, { ...attributes, [GEN_AI.tokenType]: "output" });
+    if (output !== null) tokenUsage.record(output, sets.output);
   };
 
   /** `remaining` of a scope in a dimension, when both are numbers. */
