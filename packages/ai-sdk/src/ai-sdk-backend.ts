@@ -17,11 +17,11 @@ import { AiSdkBackendOptionsSchema, type AiSdkBackendOptions, type AiSdkProvider
 import { compactThread, needsCompaction } from "./internal/ai-sdk-compaction.js";
 import { aiSdkError } from "./internal/ai-sdk-errors.js";
 import { streamTurn } from "./internal/ai-sdk-progress.js";
-import { responseMessagesOf, turnText, type GenerateTextResult } from "./internal/ai-sdk-result.js";
+import { turnText, type GenerateTextResult } from "./internal/ai-sdk-result.js";
 import { turnUsage } from "./internal/ai-sdk-usage.js";
 import { isRecord } from "./internal/message-parts.js";
 import { fileAccessOf } from "./internal/tool-file-access.js";
-import { fromModelMessages, toModelMessages } from "./model-messages.js";
+import { fromModelMessages, responseMessagesOf, toModelMessages } from "./model-messages.js";
 
 /** The tool loop's step limit when `stopWhen` is not given. */
 export const DEFAULT_MAX_STEPS = 20;
@@ -181,7 +181,7 @@ export function createAiSdkBackend(options: AiSdkBackendOptions): Backend {
       return err(interrupted(error) ?? aiSdkError(error, id, threadId));
     }
     if (signal?.aborted) return err(backendError("aborted", id, "the turn was aborted by the caller", { threadId }));
-    const entries = fromModelMessages([prompt, ...responseMessagesOf(result)]);
+    const entries = responseMessagesOf(result).andThen((messages) => fromModelMessages([prompt, ...messages]));
     if (entries.isErr()) return err(backendError("corrupt", id, `the AI SDK answered messages Keel cannot store: ${entries.error.message}`, { threadId, cause: entries.error }));
     const appended = await appendTurn(transcript, context, entries.value);
     if (appended.isErr()) return err(appended.error);

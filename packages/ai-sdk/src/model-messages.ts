@@ -15,6 +15,12 @@ const ModelMessagesSchema = z.array(
 
 const StoredItemsSchema = z.array(z.looseObject({}));
 
+/** A `generateText` result as far as its messages go: ai 7's `responseMessages`, or ai 6's `response.messages`. */
+const CallResultSchema = z.union([
+  z.looseObject({ responseMessages: z.array(z.unknown()) }),
+  z.looseObject({ response: z.looseObject({ messages: z.array(z.unknown()) }) }),
+]);
+
 function base64(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
 }
@@ -67,7 +73,7 @@ function storedForm(candidate: JsonRecord): JsonRecord | undefined {
  *
  * @example
  * ```ts
- * const entries = fromModelMessages(result.response.messages)._unsafeUnwrap();
+ * const entries = fromModelMessages(responseMessagesOf(result)._unsafeUnwrap())._unsafeUnwrap();
  * for (const entry of entries) await transcript.append(entry);
  * ```
  */
@@ -93,6 +99,29 @@ export function fromModelMessages(messages: readonly ModelMessage[]): Result<Tra
       }
       return ok(entries);
     });
+}
+
+/**
+ * The messages every step of a `generateText` call produced (the tool loop's calls, results and
+ * answers, in order), with `ai` 6 and 7 alike: ai 7's `result.responseMessages`, else ai 6's
+ * `result.response.messages`. Why not `response.messages` always: in ai 7 it holds only the last
+ * step's messages, and storing it silently drops the turn's tool calls and their results. For
+ * `streamText`, pass the awaited fields (`{ responseMessages: await result.responseMessages }` in
+ * ai 7, `{ response: await result.response }` in ai 6).
+ *
+ * @returns the messages (the result's own array), or `invalid_input` when `result` has neither.
+ *
+ * @example
+ * ```ts
+ * const result = await generateText({ model, tools, stopWhen: stepCountIs(10), messages: [...history, userMessage] });
+ * const entries = fromModelMessages([userMessage, ...responseMessagesOf(result)._unsafeUnwrap()])._unsafeUnwrap();
+ * ```
+ */
+export function responseMessagesOf(result: { readonly response: { readonly messages: readonly ModelMessage[] } } | { readonly responseMessages: readonly ModelMessage[] }): Result<ModelMessage[], KeelError> {
+  return validate(CallResultSchema, result, "AI SDK call result").map(() => {
+    const all = (result as { responseMessages?: unknown }).responseMessages;
+    return (Array.isArray(all) ? all : (result as { response: { messages: unknown } }).response.messages) as ModelMessage[];
+  });
 }
 
 /**

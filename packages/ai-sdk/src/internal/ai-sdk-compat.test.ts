@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { responseMessagesOf } from "./ai-sdk-result.js";
+import { responseMessagesOf } from "../model-messages.js";
 import { stepUsage, turnUsage } from "./ai-sdk-usage.js";
 
 describe("AI SDK 6 and 7 results", () => {
@@ -9,12 +9,18 @@ describe("AI SDK 6 and 7 results", () => {
 
   it("takes ai 7's responseMessages (every step), not its response.messages (the last step)", () => {
     const ai7 = { responseMessages: [call, result, answer], response: { messages: [answer] } };
-    expect(responseMessagesOf(ai7 as never)).toEqual([call, result, answer]);
+    expect(responseMessagesOf(ai7 as never)._unsafeUnwrap()).toEqual([call, result, answer]);
   });
 
   it("takes ai 6's response.messages, which holds every step", () => {
     const ai6 = { response: { messages: [call, result, answer] } };
-    expect(responseMessagesOf(ai6 as never)).toEqual([call, result, answer]);
+    expect(responseMessagesOf(ai6 as never)._unsafeUnwrap()).toEqual([call, result, answer]);
+  });
+
+  it("answers a result with neither as invalid_input", () => {
+    for (const bad of [undefined, {}, { response: {} }, { responseMessages: "x", response: { messages: 1 } }]) {
+      expect(responseMessagesOf(bad as never)._unsafeUnwrapErr().code, JSON.stringify(bad)).toBe("invalid_input");
+    }
   });
 
   it("maps an OpenAI step (cache inside the input, reasoning inside the output) to disjoint buckets", () => {
