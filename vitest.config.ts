@@ -1,5 +1,7 @@
 import { readdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+import { ai7ViteAliases } from "./packages/ai-sdk/test-support/ai7-aliases.mjs";
 
 /** Sources of sibling packages are read through the `@keel/source` export condition: no build needed. */
 const conditions = ["@keel/source", "node", "import", "module", "default"];
@@ -32,6 +34,20 @@ export default defineConfig({
         extends: true as const,
         test: { name, include: [`packages/${name}/src/**/*.test.ts`] },
       })),
+      // @keel/ai-sdk's tests again on ai 7 (issue 33 §2): `ai`, `ai/test` and the providers resolve to
+      // the ai 7 set installed beside ai 6 under npm aliases; child processes (the README example)
+      // get the same map through Node's resolve hook. `aiMajor` is what the run must have loaded
+      // (ai-sdk-major.test.ts checks it against the SDK's own user agent).
+      {
+        extends: true as const,
+        resolve: { alias: ai7ViteAliases },
+        test: {
+          name: "ai-sdk-ai7",
+          include: ["packages/ai-sdk/src/**/*.test.ts"],
+          provide: { aiMajor: 7 },
+          env: { NODE_OPTIONS: `--import=${fileURLToPath(new URL("./packages/ai-sdk/test-support/ai7-register.mjs", import.meta.url))}` },
+        },
+      },
       { extends: true as const, test: { name: "e2e", include: ["test/**/*.test.ts"], testTimeout: 300_000 } },
       { extends: true as const, test: { name: "examples", include: ["examples/**/*.test.ts"] } },
       // Benchmarks run once, in their own project (`pnpm bench`); tests never time anything.
