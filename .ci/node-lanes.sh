@@ -45,6 +45,8 @@ for version in "${versions[@]}"; do
 
   # `node` (and npm's node-gyp, for packages the consumer test installs) is this version in the lane.
   export_path="$nodedir/bin:$PATH"
+  # packages/ai-sdk/src runs in two projects: `ai-sdk` (ai 6) and `ai-sdk-ai7` (ai 7, which
+  # declares Node >=22: these lanes are its supported Nodes).
   PATH="$export_path" npm_config_nodedir="$nodedir" node node_modules/vitest/vitest.mjs run \
     packages/testkit/src/store/memory-store.conformance.test.ts \
     packages/store-fs/src/fs-store.conformance.test.ts \
