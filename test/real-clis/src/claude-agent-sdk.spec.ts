@@ -3,7 +3,9 @@
 // (the scenarios become prompts the provider answers by), then what only a real run shows — the
 // provider's own errors, a resumed and a forked request carrying the earlier messages, progress
 // (text deltas from the SDK's partial messages, the PostToolUse hook), a Keel session store.
+import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -20,6 +22,7 @@ import { createFsStore } from "@keel/store-fs";
 import { describeBackendConformance, type BackendConformanceScenario } from "@keel/testkit/backend";
 import { fakeProviderSetup, startFakeProvider, type FakeProvider, type FakeProviderRequest, type FakeReply } from "@keel/testkit/provider";
 import { afterEach, describe, expect, it } from "vitest";
+import { readmePrinted, repoRoot } from "../../support/run-ts.js";
 import { createCliSandbox, type CliSandbox } from "./cli-sandbox.js";
 
 /** The version of shared/research/agent-sdks.md, pinned in package.json. */
@@ -321,6 +324,60 @@ describe(`claude-agent-sdk ${SDK_VERSION} (real SDK): progress, the PostToolUse 
     } finally {
       await storeA.close();
       await storeB.close();
+    }
+  });
+});
+
+describe(`claude-agent-sdk ${SDK_VERSION} (real SDK): the README's example`, () => {
+  const document = "packages/backends/README.md";
+  /** The fake provider's answers to the README's prompts (the same as the recordings its unit test replays). */
+  const replies = [
+    { prompt: "Now list the open TODOs", text: "Two TODOs: chart caching and a --fix flag.", usage: { inputUncached: 600, cacheRead: 200, cacheWrite: 0, output: 11 } },
+    { prompt: "Summarize README.md", text: "README.md describes Harbor, a linter for Helm charts.", usage: { inputUncached: 500, cacheRead: 100, cacheWrite: 20, output: 12 } },
+  ];
+
+  it("runs as written over the real SDK, in the agent's repository, and prints what the README says", async () => {
+    const readme = await readFile(join(repoRoot, document), "utf8");
+    const block = /<!-- example:claude-agent-sdk[^>]*-->\s*```ts\n([\s\S]*?\n)```/.exec(readme)?.[1];
+    expect(block, "the README has the example").toBeDefined();
+    // The conversation so far carries the earlier prompts: the latest one decides.
+    const provider = (await startFakeProvider({ respond: (request) => {
+          const reply = replies.find((candidate) => request.text.includes(candidate.prompt));
+          return reply === undefined ? { error: { status: 400, message: "no README reply for this request" } } : { text: reply.text, usage: reply.usage };
+        },
+      }))._unsafeUnwrap();
+    const sandbox = await createCliSandbox("claude-code", provider);
+    // Beside this package's node_modules, so that the SDK resolves as it would for a user; run from the sandbox's repository.
+    const file = join(dirname(SDK_DIR), "..", "..", `.readme-claude-agent-sdk-${process.pid}.ts`);
+    try {
+      await writeFile(file, block!);
+      const { env } = fakeProviderSetup("claude-code", provider, sandbox, sandbox.env);
+      const tsx = pathToFileURL(createRequire(join(repoRoot, "package.json")).resolve("tsx")).href;
+      const output = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+        const child = spawn(process.execPath, ["--import", tsx, "--conditions=@keel/source", file], { cwd: sandbox.cwd, env: { ...env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+        let stdout = "";
+        let stderr = "";
+        child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+        child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+        const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
+        child.on("error", reject);
+        child.on("close", (code) => {
+          clearTimeout(timer);
+          resolve({ code, stdout, stderr });
+        });
+      });
+      expect(output.stderr).toBe("");
+      expect(output.code).toBe(0);
+      expect(output.stdout).toBe(await readmePrinted(document, "\\nprints \\(the answers are the model's[^)]*\\)\\n"));
+      // Two model calls: the fresh turn and the resumed one, which carried the first.
+      const calls = provider.modelRequests();
+      expect(calls).toHaveLength(2);
+      expect(calls[1]!.text).toContain("README.md describes Harbor");
+      expect(provider.failures.filter((failure) => failure.kind === "outside_host")).toEqual([]);
+    } finally {
+      await rm(file, { force: true });
+      await provider.close();
+      await sandbox.cleanup();
     }
   });
 });
