@@ -42,7 +42,10 @@ const CACHE_CHARS = 4 * 1024 * 1024;
  *
  * Over a store with `docs.batch` (capability `batchWrites`: memory, SQLite, PostgreSQL) a `put`
  * continuing from the head this saver last saw is one transaction (blobs, checkpoint, head);
- * otherwise (the fs store) its writes are made one by one, the head last. Checkpoint documents
+ * otherwise (the fs store) its writes are made one by one, the head last. The values a step
+ * changed are kept in its checkpoint document (up to 256 KiB in all), so a chat step, which
+ * changes its growing history, writes its checkpoint and the head, no blob; a large value
+ * carried over unchanged becomes a content-addressed blob, shared from then on. Checkpoint documents
  * and blobs never change once written, so the saver keeps the ones it wrote or read in a
  * bounded cache; heads are always read from the store.
  *
