@@ -80,10 +80,10 @@ export async function runCli(argv: readonly string[], io: CliIo, commands: reado
   try {
     command = await loadCommand(entry);
   } catch (error) {
-    const { missingOptionalPeer } = await import("./internal/optional-peers.js");
+    const { missingOptionalPeer, optionalPeerInstall } = await import("./internal/optional-peers.js");
     const peer = missingOptionalPeer(error);
     if (peer !== undefined) {
-      io.stderr(`${paint(io, "red", "error")} (unavailable): keel ${name} needs ${peer}, an optional peer of @keel/cli that is not installed: npm install ${peer}\n`);
+      io.stderr(`${paint(io, "red", "error")} (unavailable): keel ${name} needs ${peer}, an optional peer of @keel/cli that is not installed: ${optionalPeerInstall(peer)}\n`);
       return 1;
     }
     const message = error instanceof Error ? error.message : String(error);

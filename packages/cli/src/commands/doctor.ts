@@ -17,7 +17,9 @@ Options:
 Checks the Node.js version (Keel needs >=20.19), whether the store directory exists, holds a
 Keel store and is writable (or, when it does not exist yet, whether its nearest existing parent
 is), and which coding-agent CLIs are installed: their version (\`<cli> --version\`) and whether
-Keel can resume their threads. DeepSeek counts as available when DEEPSEEK_API_KEY is set.
+Keel can resume their threads. DeepSeek counts as available when DEEPSEEK_API_KEY is set. Lists
+the optional peers of @keel/cli (the SQL stores, MCP, OpenTelemetry, the agent SDKs of keel demo)
+by what needs them: installed or not, and the npm install line.
 
 Exit codes: 0 ready (also when no CLI is installed: that is information), 1 Node.js is too old
 or the directory is not writable, 2 bad arguments.
@@ -26,7 +28,7 @@ Example:
   keel doctor --dir .keel
 `;
 
-/** `keel doctor [--dir .keel] [--json]`: Node version, store directory, installed backends. */
+/** `keel doctor [--dir .keel] [--json]`: Node version, store directory, installed backends and optional peers. */
 export const doctorCommand: CliCommand = {
   name: "doctor",
   summary: "check Node.js, the store directory and which agent CLIs are installed and resume",
@@ -36,7 +38,7 @@ export const doctorCommand: CliCommand = {
   run: async (args, io) => {
     const dirOption = args.values["dir"] ?? ".keel";
     if (typeof dirOption !== "string" || dirOption === "") throw new CliUsageError("--dir needs a directory");
-    const checked = await runDoctor({ nodeVersion: process.versions.node, dir: path.resolve(io.cwd, dirOption), env: io.env });
+    const checked = await runDoctor({ nodeVersion: process.versions.node, dir: path.resolve(io.cwd, dirOption), env: io.env, peers: { cwd: io.cwd } });
     if (checked.isErr()) {
       io.stderr(`${paint(io, "red", "error")} (${checked.error.code}): ${printable(checked.error.message)}\n`);
       return 1;

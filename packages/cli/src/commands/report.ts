@@ -68,9 +68,9 @@ async function loadOtlp(): Promise<typeof import("../internal/report-otlp.js")> 
   try {
     return await import("../internal/report-otlp.js");
   } catch (error) {
-    const { missingOptionalPeer } = await import("../internal/optional-peers.js");
+    const { missingOptionalPeer, optionalPeerInstall } = await import("../internal/optional-peers.js");
     const peer = missingOptionalPeer(error);
-    const install = "npm install @keel/otel @opentelemetry/api @opentelemetry/sdk-trace-base @opentelemetry/exporter-trace-otlp-http @opentelemetry/resources";
+    const install = optionalPeerInstall("@keel/otel");
     const what = peer !== undefined ? `${peer} is not installed` : `it cannot be loaded (${error instanceof Error ? error.message.split("\n")[0] : String(error)})`;
     throw new KeelError("unavailable", `--otlp needs the OpenTelemetry peers of @keel/cli, and ${what}: ${install}`, { retryable: false });
   }

@@ -2,6 +2,7 @@ import type { BackendDetection } from "@keel/backends";
 import { paint, type CliIo } from "../cli-io.js";
 import type { NodeCheck, StoreDirectoryCheck } from "./doctor-checks.js";
 import { printable } from "./inspect-text.js";
+import type { OptionalPeerCheck } from "./optional-peers.js";
 
 /** Everything `keel doctor` checked: the document `--json` prints. */
 export interface DoctorReport {
@@ -11,6 +12,8 @@ export interface DoctorReport {
   store: StoreDirectoryCheck;
   /** Every backend adapter: installed or not, its version, whether it resumes. Not part of `ok`. */
   backends: BackendDetection[];
+  /** The optional peers of @keel/cli by the feature that needs them: installed or not, and the install line. Not part of `ok`. */
+  optionalPeers: OptionalPeerCheck[];
 }
 
 type Style = Pick<CliIo, "color">;
@@ -71,6 +74,18 @@ function provenSummary(backends: readonly BackendDetection[]): string[] {
   ];
 }
 
+function peerLines(style: Style, checks: readonly OptionalPeerCheck[]): string[] {
+  const width = Math.max(...checks.map((check) => check.feature.length));
+  return checks.map((check) => {
+    const found = check.peers.filter((peer) => peer.path !== null);
+    const status = check.installed ? paint(style, "green", "installed    ") : paint(style, "dim", "not installed");
+    const what = check.installed
+      ? found.map((peer) => `${peer.name} ${printable(peer.version ?? "?")}`).join(", ")
+      : `${found.length > 0 ? `missing ${check.peers.filter((peer) => peer.path === null).map((peer) => peer.name).join(", ")}: ` : ""}${check.install}`;
+    return `  ${check.feature.padEnd(width)}  ${status}  ${what}`;
+  });
+}
+
 /** The text `keel doctor` prints. Pure. */
 export function renderDoctorReport(report: DoctorReport, style: Style): string {
   const available = report.backends.filter((backend) => backend.available);
@@ -84,6 +99,9 @@ export function renderDoctorReport(report: DoctorReport, style: Style): string {
     paint(style, "bold", `Backends: ${available.length} of ${report.backends.length} available, ${resumable.length} of them resume threads`),
     ...backendLines(style, report.backends),
     ...provenSummary(report.backends),
+    "",
+    paint(style, "bold", `Optional peers (installed beside @keel/cli only for what needs them): ${report.optionalPeers.filter((check) => check.installed).length} of ${report.optionalPeers.length} installed`),
+    ...peerLines(style, report.optionalPeers),
     "",
     report.ok
       ? `${paint(style, "green", "ready")}${available.length === 0 ? ": no backend is installed; the scripted backend (keel demo) still works" : ""}`
