@@ -12,12 +12,14 @@ function put(attributes: Attributes, key: string, value: string | number | boole
 export function usageAttributes(usage: Usage | null, attributes: Attributes = {}): Attributes {
   if (!usage) return attributes;
   // The conventions' input_tokens is the whole input, cache reads and writes included.
-  put(attributes, GEN_AI.usageInputTokens, totalInputTokens(usage));
-  put(attributes, GEN_AI.usageOutputTokens, usage.output);
-  put(attributes, GEN_AI.usageCacheReadInputTokens, usage.cacheRead);
-  put(attributes, GEN_AI.usageCacheCreationInputTokens, usage.cacheWrite);
-  put(attributes, GEN_AI.usageReasoningOutputTokens, usage.reasoning);
-  put(attributes, KEEL.costUsd, usage.costUsd);
+  // One store per known key, not a shared setter: a setter's store sees every key (megamorphic).
+  const input = totalInputTokens(usage);
+  if (input !== null) attributes[GEN_AI.usageInputTokens] = input;
+  if (usage.output !== null) attributes[GEN_AI.usageOutputTokens] = usage.output;
+  if (usage.cacheRead !== null) attributes[GEN_AI.usageCacheReadInputTokens] = usage.cacheRead;
+  if (usage.cacheWrite !== null) attributes[GEN_AI.usageCacheCreationInputTokens] = usage.cacheWrite;
+  if (usage.reasoning !== null) attributes[GEN_AI.usageReasoningOutputTokens] = usage.reasoning;
+  if (usage.costUsd !== null) attributes[KEEL.costUsd] = usage.costUsd;
   return attributes;
 }
 
@@ -36,9 +38,9 @@ export function turnAttributes(event: KeelEventMap["role.session.turn"], provide
     [KEEL.wallMs]: event.wallMs,
   };
   usageAttributes(event.usage, attributes);
-  put(attributes, GEN_AI.providerName, Object.hasOwn(providers, event.backend) ? providers[event.backend] : undefined);
-  put(attributes, GEN_AI.requestModel, event.model);
-  put(attributes, GEN_AI.conversationId, event.threadId);
+  if (Object.hasOwn(providers, event.backend)) attributes[GEN_AI.providerName] = providers[event.backend];
+  if (event.model !== null) attributes[GEN_AI.requestModel] = event.model;
+  if (event.threadId !== null) attributes[GEN_AI.conversationId] = event.threadId;
   if (event.resumeFailed) attributes[KEEL.resumeFailed] = true;
   return attributes;
 }
@@ -46,11 +48,22 @@ export function turnAttributes(event: KeelEventMap["role.session.turn"], provide
 /** The attributes a `work.session.turn` adds to its turn's span. */
 export function workSessionTurnAttributes(event: KeelEventMap["work.session.turn"]): Attributes {
   const attributes: Attributes = {};
-  put(attributes, KEEL.workSessionId, event.sessionId);
-  put(attributes, KEEL.toolCalls, event.toolCalls);
-  put(attributes, KEEL.modelPin, event.modelPin);
-  put(attributes, KEEL.taskId, event.taskId);
+  if (event.sessionId !== null) attributes[KEEL.workSessionId] = event.sessionId;
+  if (event.toolCalls !== null) attributes[KEEL.toolCalls] = event.toolCalls;
+  if (event.modelPin !== null) attributes[KEEL.modelPin] = event.modelPin;
+  if (event.taskId !== null) attributes[KEEL.taskId] = event.taskId;
   return attributes;
+}
+
+/** `keel.budget.amount.{dimension}`, made once per dimension (Keel has a handful). */
+const amountKeys = new Map<string, string>();
+function amountKey(dimension: string): string {
+  let key = amountKeys.get(dimension);
+  if (key === undefined) {
+    key = `keel.budget.amount.${dimension}`;
+    if (amountKeys.size < 64) amountKeys.set(dimension, key);
+  }
+  return key;
 }
 
 /** Numbers of a `details` object, read loosely (budget events). */
@@ -79,16 +92,25 @@ export function spanEventOf(event: KeelEvent, captureContent: boolean): { name: 
       const details = event.details as Record<string, unknown> | undefined;
       attributes[KEEL.budgetScope] = event.scope;
       attributes[KEEL.budgetDimensions] = event.dimensions;
-      for (const [dimension, amount] of Object.entries(event.amounts)) put(attributes, `keel.budget.amount.${dimension}`, amount);
-      put(attributes, KEEL.budgetLimitingScope, event.limitingScope);
-      put(attributes, KEEL.budgetReservationId, event.reservationId);
-      put(attributes, KEEL.budgetOutcome, detailString(details, "outcome"));
-      put(attributes, KEEL.budgetDimension, detailString(details, "dimension"));
-      put(attributes, KEEL.budgetAsked, detailNumber(details, "asked"));
-      put(attributes, KEEL.budgetRemaining, detailNumber(details, "remaining"));
-      put(attributes, KEEL.budgetLimit, detailNumber(details, "limit"));
-      put(attributes, KEEL.budgetPercent, detailNumber(details, "percent"));
-      put(attributes, KEEL.budgetLevel, detailString(details, "level"));
+      for (const [dimension, amount] of Object.entries(event.amounts)) put(attributes, amountKey(dimension), amount);
+      if (event.limitingScope !== null) attributes[KEEL.budgetLimitingScope] = event.limitingScope;
+      if (event.reservationId !== undefined) attributes[KEEL.budgetReservationId] = event.reservationId;
+      if (details !== undefined) {
+        const outcome = detailString(details, "outcome");
+        if (outcome !== undefined) attributes[KEEL.budgetOutcome] = outcome;
+        const dimension = detailString(details, "dimension");
+        if (dimension !== undefined) attributes[KEEL.budgetDimension] = dimension;
+        const asked = detailNumber(details, "asked");
+        if (asked !== undefined) attributes[KEEL.budgetAsked] = asked;
+        const remaining = detailNumber(details, "remaining");
+        if (remaining !== undefined) attributes[KEEL.budgetRemaining] = remaining;
+        const limit = detailNumber(details, "limit");
+        if (limit !== undefined) attributes[KEEL.budgetLimit] = limit;
+        const percent = detailNumber(details, "percent");
+        if (percent !== undefined) attributes[KEEL.budgetPercent] = percent;
+        const level = detailString(details, "level");
+        if (level !== undefined) attributes[KEEL.budgetLevel] = level;
+      }
       break;
     }
     case "work.session.refused":
