@@ -129,12 +129,25 @@ export interface TranscriptEvent<T extends "transcript.compacted" | "transcript.
   tokensAfter?: number;
 }
 
-/** `backend.turn.failed`: a backend call failed. */
+/**
+ * `backend.turn.failed`: a role turn failed because its backend call did (the runtime emits it
+ * once, for the call that failed the turn, before the turn's `Err`). A resumed thread that could
+ * not be resumed and whose fresh retry succeeded is no failure: its `role.session.turn` says
+ * `resumeFailed: true` and no `backend.turn.failed` is emitted.
+ */
 export interface BackendTurnFailedEvent extends EventBase<"backend.turn.failed"> {
   backend: string;
+  /** The `KeelError` code of the failed call (`backend_failed`, `timeout`, `aborted`, `resume_failed`, ...). */
   code: string;
+  /** The turn's thread could not be resumed: the failed call is the fresh retry after that, or the resume itself. */
   resumeFailed: boolean;
   message?: string;
+  /** The mission of the turn (absent in events from before the runtime emitted it). */
+  missionId?: string;
+  /** The role of the turn (absent in events from before the runtime emitted it). */
+  role?: string;
+  /** Whether repeating the turn may succeed (the error's `retryable`). */
+  retryable?: boolean;
 }
 
 /** `work.session.opened`: a work session was opened (or an open one continued with the same model). */

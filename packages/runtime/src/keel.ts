@@ -112,7 +112,7 @@ export function createKeel(options: KeelOptions = {}): Keel {
     budget,
     clock,
     workSessions,
-    run: { store, sessions, skills, cwd, turnTimeoutMs, instructions: options.instructions },
+    run: { store, sessions, skills, cwd, turnTimeoutMs, instructions: options.instructions, events },
     settle: { events, clock, cwd, workSessions },
   });
   const runRound = createRoundRunner({ runRoleTurn, events });

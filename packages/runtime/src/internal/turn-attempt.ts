@@ -37,6 +37,8 @@ export interface AttemptDone {
 export interface AttemptFailed {
   error: KeelError;
   warnings: RuntimeWarning[];
+  /** The error is the backend call's (not the prompt's). */
+  atBackend?: true;
 }
 
 /**
@@ -78,7 +80,7 @@ export function runAttempt(context: AttemptContext, plan: TurnPlan): ResultAsync
         };
         return backend
           .runTurn(request, context.controls.signal, context.controls.onEvent)
-          .mapErr((error): AttemptFailed => ({ error, warnings: before }))
+          .mapErr((error): AttemptFailed => ({ error, warnings: before, atBackend: true }))
           .andThen((result) =>
             warnOnError(writeResumeState(store, turn.missionId, turn.role, backend.id, result.threadId, result.resumeState), undefined, "backend", "write_resume_state")
               .map(({ warnings: writing }): AttemptDone => ({

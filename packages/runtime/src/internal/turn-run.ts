@@ -1,4 +1,4 @@
-import type { KeelError } from "@keel/core";
+import type { EventBus, KeelError } from "@keel/core";
 import type { Backend, BackendTurnResult } from "@keel/backend";
 import type { RoleSessions, TurnOutcome, TurnPlan } from "@keel/sessions";
 import type { SkillLibrary } from "@keel/skills";
@@ -19,6 +19,8 @@ export interface TurnRunParts {
   cwd: string;
   turnTimeoutMs: number;
   instructions: KeelOptions["instructions"];
+  /** Where `backend.turn.failed` goes. */
+  events: EventBus;
 }
 
 /** What a backend turn produced, as data for the settle step. */
@@ -41,12 +43,19 @@ export interface TurnRun {
  * Runs a planned turn's backend through the role's session: the skills delivered, then the
  * session plans the action and runs an attempt (a thread that cannot be resumed is dropped and
  * the turn retried fresh from the capsule). Returns the result and every warning as data.
+ *
+ * When the turn fails because a backend call did, emits `backend.turn.failed` once, for the call
+ * whose error the turn returns (its code, `retryable` and message, the backend, mission and
+ * role). A resume that fails and is retried fresh is not a failed turn: a successful retry emits
+ * nothing (its `role.session.turn` says `resumeFailed`), a failed retry emits the retry's error
+ * with `resumeFailed: true`. A failure before the backend ran (skills, prompt) or after it
+ * (capsule save, settle) emits nothing here.
  */
 export function runBackendTurn(parts: TurnRunParts, turn: CheckedTurn, backend: Backend, controls: TurnControls): ResultAsync<TurnRun, KeelError> {
   return prepareSkills(parts.skills, turn.role, backend, parts.cwd).andThen(({ value: skills, warnings: skillWarnings }) => {
     const context: AttemptContext = { ...parts, turn, backend, skills, controls };
     // The session's `execute` can return only the outcome: each attempt's record is kept here, in order.
-    const attempts: { warnings: RuntimeWarning[]; backendResult?: BackendTurnResult }[] = [];
+    const attempts: { warnings: RuntimeWarning[]; backendResult?: BackendTurnResult; backendError?: KeelError }[] = [];
     const execute = (plan: TurnPlan): ResultAsync<TurnOutcome, KeelError> =>
       runAttempt(context, plan)
         .map((done) => {
@@ -54,7 +63,7 @@ export function runBackendTurn(parts: TurnRunParts, turn: CheckedTurn, backend: 
           return done.outcome;
         })
         .mapErr((failed) => {
-          attempts.push({ warnings: failed.warnings });
+          attempts.push({ warnings: failed.warnings, ...(failed.atBackend ? { backendError: failed.error } : {}) });
           return failed.error;
         });
     const request = {
@@ -65,15 +74,33 @@ export function runBackendTurn(parts: TurnRunParts, turn: CheckedTurn, backend: 
       branch: turn.branch ?? null,
       objectiveRevision: turn.objectiveRevision ?? 1,
     };
-    return parts.sessions.runTurn(request, execute).map(
-      (session): TurnRun => ({
-        outcome: session.outcome,
-        plan: session.plan,
-        backendResult: attempts.findLast((attempt) => attempt.backendResult !== undefined)?.backendResult,
-        delivery: skills.mode,
-        warnings: [...skillWarnings, ...attempts.flatMap((attempt) => attempt.warnings), ...session.warnings],
-        superseded: session.superseded,
-      }),
-    );
+    return parts.sessions
+      .runTurn(request, execute)
+      .map(
+        (session): TurnRun => ({
+          outcome: session.outcome,
+          plan: session.plan,
+          backendResult: attempts.findLast((attempt) => attempt.backendResult !== undefined)?.backendResult,
+          delivery: skills.mode,
+          warnings: [...skillWarnings, ...attempts.flatMap((attempt) => attempt.warnings), ...session.warnings],
+          superseded: session.superseded,
+        }),
+      )
+      .mapErr((error) => {
+        // The session returns the failed attempt's error as it is: that attempt's backend call failed the turn.
+        if (attempts.at(-1)?.backendError === error) {
+          parts.events.emit({
+            type: "backend.turn.failed",
+            backend: backend.id,
+            code: error.code,
+            resumeFailed: attempts.some((attempt) => attempt.backendError?.code === "resume_failed"),
+            message: error.message,
+            missionId: turn.missionId,
+            role: turn.role,
+            retryable: error.retryable,
+          });
+        }
+        return error;
+      });
   });
 }
