@@ -235,11 +235,30 @@ export function createInstrumentation(source: KeelEventSource, options: KeelOtel
     tracer.startSpan("work_session", { kind: SpanKind.INTERNAL, startTime: epoch(event.openedAt), attributes }, ctx).end(epoch(event.closedAt));
   };
 
+  /**
+   * A failed backend call of the traced turn in context: an event on the turn's span, which is
+   * ERROR with the code from now on (the turn's `Err` sets the same when it settles). Any other
+   * (no traced turn, or one that already reported its turn): `false`, the failure gets a span of
+   * its own, since an event-built span open for the role is an earlier turn's.
+   */
+  const onBackendFailed = (event: KeelEventMap["backend.turn.failed"], recorded: { name: string; attributes: Attributes }, current: TurnState | undefined): boolean => {
+    if (!current || current.reported || !current.span.isRecording() || (event.role !== undefined && !isTurnOf(current, event.missionId ?? null, event.role))) return false;
+    current.span.addEvent(recorded.name, recorded.attributes, epoch(event.at));
+    current.span.setAttribute(ERROR_TYPE, event.code);
+    current.span.setAttribute(KEEL.errorCode, event.code);
+    current.span.setStatus({ code: SpanStatusCode.ERROR, message: captureContent && event.message !== undefined ? event.message : event.code });
+    return true;
+  };
+
   /** Records an event on its turn's span, else on the active span, else as a zero-length span. */
   const onOther = (event: KeelEvent, ctx: Context): void => {
     const recorded = spanEventOf(event, captureContent);
     if (!recorded) return;
     const current = tracedIn(ctx);
+    if (event.type === "backend.turn.failed") {
+      if (!onBackendFailed(event, recorded, current)) alone(event, recorded, ctx);
+      return;
+    }
     const owner = "role" in event && typeof event.role === "string" ? turnOf(current, "missionId" in event ? (event.missionId as string | null) : null, event.role) : undefined;
     const inContext =
       owner ?? current ?? (mode.replay ? latestPending("missionId" in event && typeof event.missionId === "string" ? event.missionId : undefined) : undefined);
@@ -248,15 +267,19 @@ export function createInstrumentation(source: KeelEventSource, options: KeelOtel
       span.addEvent(recorded.name, recorded.attributes, epoch(event.at));
       return;
     }
-    // No turn to hold it: a span of its own, an ERROR when it is a refusal or a failure.
+    alone(event, recorded, ctx);
+  };
+
+  /** An event no turn holds: a zero-length span of its own, an ERROR when it is a refusal or a failure. */
+  const alone = (event: KeelEvent, recorded: { name: string; attributes: Attributes }, ctx: Context): void => {
     const at = epoch(event.at);
-    const alone = tracer.startSpan(recorded.name, { kind: SpanKind.INTERNAL, startTime: at, attributes: recorded.attributes }, ctx);
+    const span = tracer.startSpan(recorded.name, { kind: SpanKind.INTERNAL, startTime: at, attributes: recorded.attributes }, ctx);
     const code = refusalCodeOf(event);
     if (code !== undefined) {
-      alone.setAttribute(ERROR_TYPE, code);
-      alone.setStatus({ code: SpanStatusCode.ERROR, message: code });
+      span.setAttribute(ERROR_TYPE, code);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: code });
     }
-    alone.end(at);
+    span.end(at);
   };
 
   const listener = (event: KeelEvent): void => {

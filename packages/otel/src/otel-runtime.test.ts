@@ -88,11 +88,43 @@ describe("with the runtime", () => {
     const [failedSpan, , refusedSpan] = exporter.getFinishedSpans().filter((span) => span.name === "invoke_agent engineer");
     expect(failedSpan!.status.code).toBe(SpanStatusCode.ERROR);
     expect(failedSpan!.attributes["error.type"]).toBe("backend_failed");
+    // The runtime's backend.turn.failed is an event on the failed turn's span, not a span of its own.
+    const failure = failedSpan!.events.find((event) => event.name === "backend.turn.failed");
+    expect(failure?.attributes).toEqual({
+      "keel.backend": "scripted",
+      "keel.error.code": "backend_failed",
+      "keel.error.retryable": false,
+      "gen_ai.agent.name": "engineer",
+      "keel.mission.id": "m1",
+    });
+    expect(exporter.getFinishedSpans().filter((span) => span.name === "backend.turn.failed")).toEqual([]);
+    // The refused turn never reached its backend: no backend failure on it.
+    expect(refusedSpan!.events.some((event) => event.name === "backend.turn.failed")).toBe(false);
     expect(refusedSpan!.status.code).toBe(SpanStatusCode.ERROR);
     expect(refusedSpan!.attributes["error.type"]).toBe("budget_exceeded");
     const refusal = refusedSpan!.events.find((event) => event.name === "budget.refused");
     expect(refusal?.attributes?.["keel.budget.limiting_scope"]).toBe("mission.m1");
     expect(refusal?.attributes?.["keel.budget.dimension"]).toBe("calls");
     expect(JSON.stringify(exporter.getFinishedSpans().map((span) => [span.attributes, span.events, span.status]))).not.toContain(MARKER);
+  });
+
+  it("makes the runtime's backend.turn.failed an ERROR span of its own when no traced turn holds it", async () => {
+    const failing = keelWith("rolling", [{ text: "Decision: first" }, { fail: "timeout", message: `slow ${MARKER}` }]);
+    const otel = instrumentKeel(failing, { tracer });
+    expect((await failing.runRoleTurn({ missionId: "m1", role: "engineer", prompt: "one" })).isOk()).toBe(true);
+    const failed = await failing.runRoleTurn({ missionId: "m1", role: "engineer", prompt: "two" });
+    expect(failed.isErr() && failed.error.code).toBe("timeout");
+    otel.uninstrument();
+
+    const spans = exporter.getFinishedSpans();
+    // The first turn's span (built from its events) stays OK: the failure is not recorded on it.
+    const [first] = spans.filter((span) => span.name === "invoke_agent engineer");
+    expect(first!.status.code).not.toBe(SpanStatusCode.ERROR);
+    expect(first!.events.some((event) => event.name === "backend.turn.failed")).toBe(false);
+    const alone = spans.filter((span) => span.name === "backend.turn.failed");
+    expect(alone).toHaveLength(1);
+    expect(alone[0]!.status).toEqual({ code: SpanStatusCode.ERROR, message: "timeout" });
+    expect(alone[0]!.attributes).toMatchObject({ "error.type": "timeout", "keel.error.code": "timeout", "keel.backend": "scripted", "gen_ai.agent.name": "engineer", "keel.mission.id": "m1", "keel.error.retryable": true });
+    expect(JSON.stringify(spans.map((span) => [span.attributes, span.events, span.status]))).not.toContain(MARKER);
   });
 });

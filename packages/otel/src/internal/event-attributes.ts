@@ -159,6 +159,10 @@ export function spanEventOf(event: KeelEvent, captureContent: boolean): { name: 
     case "backend.turn.failed":
       attributes[KEEL.backend] = event.backend;
       attributes[KEEL.errorCode] = event.code;
+      if (event.role !== undefined) attributes[GEN_AI.agentName] = event.role;
+      if (event.missionId !== undefined) attributes[KEEL.missionId] = event.missionId;
+      if (event.resumeFailed) attributes[KEEL.resumeFailed] = true;
+      if (event.retryable !== undefined) attributes[KEEL.errorRetryable] = event.retryable;
       if (captureContent) put(attributes, KEEL.warningMessage, event.message);
       break;
     default:

@@ -76,6 +76,7 @@ export const KEEL = {
   ioBytes: "keel.io.bytes",
   skill: "keel.skill.name",
   errorCode: "keel.error.code",
+  errorRetryable: "keel.error.retryable",
   budgetScope: "keel.budget.scope",
   budgetLimitingScope: "keel.budget.limiting_scope",
   budgetReservationId: "keel.budget.reservation_id",
