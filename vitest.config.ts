@@ -45,7 +45,7 @@ export default defineConfig({
           name: "ai-sdk-ai7",
           include: ["packages/ai-sdk/src/**/*.test.ts"],
           provide: { aiMajor: 7 },
-          env: { NODE_OPTIONS: `--import=${fileURLToPath(new URL("./packages/ai-sdk/test-support/ai7-register.mjs", import.meta.url))}` },
+          env: { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --import=${JSON.stringify(fileURLToPath(new URL("./packages/ai-sdk/test-support/ai7-register.mjs", import.meta.url)))}` },
         },
       },
       { extends: true as const, test: { name: "e2e", include: ["test/**/*.test.ts"], testTimeout: 300_000 } },
