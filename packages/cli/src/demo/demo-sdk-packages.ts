@@ -1,10 +1,11 @@
-import { existsSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Backend } from "@keel/backend";
 import { CLAUDE_AGENT_SDK_PACKAGE, loadClaudeAgentSdkQuery, type ClaudeAgentSdkQuery } from "@keel/backends/claude-agent-sdk";
 import { KeelError } from "@keel/core";
 import type { KeelStore } from "@keel/store";
+import { findOptionalPeer, missingOptionalPeer, optionalPeerFeature, optionalPeerInstall, type OptionalPeer } from "../internal/optional-peers.js";
 
 /**
  * The in-process SDK backends `keel demo --backend <id> --fake-provider` runs: the agent loop runs
@@ -40,9 +41,6 @@ export interface DemoClaudeAgentSdkPackages {
 /** The packages of an SDK backend, loaded by {@link loadDemoSdkPackages}. */
 export type DemoSdkPackages = DemoAiSdkPackages | DemoClaudeAgentSdkPackages;
 
-/** What the AI SDK demo needs installed, in the order it is looked for. */
-const AI_SDK_PACKAGES = ["@keel/ai-sdk", "ai", "@ai-sdk/openai-compatible"] as const;
-
 /**
  * Loads the packages of the SDK backend `id`, before the demo writes anything: from beside the
  * CLI (a global install, `npx -p`), else from the project in `cwd` (its `node_modules`, or a
@@ -54,14 +52,17 @@ export async function loadDemoSdkPackages(id: DemoSdkBackend, cwd: string): Prom
     // The backends package's own loader gives the typed, helpful error; only where it looks changes.
     return { kind: id, query: await loadClaudeAgentSdkQuery(() => importPeer(CLAUDE_AGENT_SDK_PACKAGE, cwd)) };
   }
-  const install = `npm install ${AI_SDK_PACKAGES.join(" ")}`;
-  const load = async (name: string): Promise<Record<string, unknown>> => {
+  // The one list of what the AI SDK demo needs: its feature among the CLI's optional peers.
+  const needed = optionalPeerFeature("@keel/ai-sdk").peers;
+  const install = optionalPeerInstall("@keel/ai-sdk");
+  const load = async (name: OptionalPeer): Promise<Record<string, unknown>> => {
     try {
       return (await importPeer(name, cwd)) as Record<string, unknown>;
     } catch (error) {
       const first = (error instanceof Error ? error.message : String(error)).split("\n")[0] ?? "";
       // `ai` is loaded by @keel/ai-sdk: its absence is named too, not taken for a broken install.
-      const missing = AI_SDK_PACKAGES.find((candidate) => isMissingPackage(error, candidate));
+      const peer = missingOptionalPeer(error);
+      const missing = peer !== undefined && needed.includes(peer) ? peer : undefined;
       throw new KeelError(
         "unavailable",
         missing !== undefined
@@ -85,25 +86,17 @@ export async function loadDemoSdkPackages(id: DemoSdkBackend, cwd: string): Prom
   };
 }
 
-/** Whether `error` is Node's "Cannot find package '<name>'" for `name` itself (not one of its own dependencies). */
-function isMissingPackage(error: unknown, name: string): boolean {
-  if (!(error instanceof Error)) return false;
-  const code = (error as { code?: unknown }).code;
-  if (code !== "ERR_MODULE_NOT_FOUND" && code !== "MODULE_NOT_FOUND") return false;
-  return error.message.includes(`'${name}'`) || error.message.includes(`"${name}"`);
-}
-
 /**
  * Imports the package `name` from beside this module (where Node finds the CLI's own packages),
  * else the ESM entry of the one installed in the project at `cwd` or a parent directory. When
  * neither has it, the first import's "Cannot find package" error is rethrown as it was.
  */
-async function importPeer(name: string, cwd: string): Promise<unknown> {
+async function importPeer(name: OptionalPeer, cwd: string): Promise<unknown> {
   try {
     // A specifier in a variable: neither tsc nor a bundler tries to resolve the optional package.
     return await import(/* @vite-ignore */ name);
   } catch (error) {
-    if (!isMissingPackage(error, name)) throw error;
+    if (missingOptionalPeer(error) !== name) throw error;
     const entry = projectEntry(name, cwd);
     if (entry === undefined) throw error;
     return import(/* @vite-ignore */ pathToFileURL(entry).href);
@@ -111,17 +104,13 @@ async function importPeer(name: string, cwd: string): Promise<unknown> {
 }
 
 /** The ESM entry of package `name` in the nearest `node_modules` from `cwd` up, or undefined. */
-function projectEntry(name: string, cwd: string): string | undefined {
-  for (let dir = cwd; ; dir = dirname(dir)) {
-    const root = join(dir, "node_modules", name);
-    if (existsSync(join(root, "package.json"))) {
-      const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { exports?: unknown; module?: unknown; main?: unknown };
-      const target = exportTarget(typeof manifest.exports === "object" && manifest.exports !== null && "." in manifest.exports ? (manifest.exports as Record<string, unknown>)["."] : manifest.exports);
-      const file = target ?? (typeof manifest.module === "string" ? manifest.module : typeof manifest.main === "string" ? manifest.main : "index.js");
-      return join(root, file);
-    }
-    if (dirname(dir) === dir) return undefined;
-  }
+function projectEntry(name: OptionalPeer, cwd: string): string | undefined {
+  const root = findOptionalPeer(name, [cwd]).path;
+  if (root === null) return undefined;
+  const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { exports?: unknown; module?: unknown; main?: unknown };
+  const target = exportTarget(typeof manifest.exports === "object" && manifest.exports !== null && "." in manifest.exports ? (manifest.exports as Record<string, unknown>)["."] : manifest.exports);
+  const file = target ?? (typeof manifest.module === "string" ? manifest.module : typeof manifest.main === "string" ? manifest.main : "index.js");
+  return join(root, file);
 }
 
 /** The file an `exports` entry gives an ESM import in Node (conditions `node`, `import`, `default`). */
