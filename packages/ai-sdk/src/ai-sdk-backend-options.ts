@@ -9,6 +9,13 @@ import { z } from "zod";
 export type AiSdkProviderOptions = NonNullable<Parameters<typeof generateText>[0]["providerOptions"]>;
 
 /**
+ * The AI SDK's telemetry settings of a call (`experimental_telemetry` of `generateText`, in `ai` 6
+ * and 7): `isEnabled`, `functionId`, `metadata`, `recordInputs`, `recordOutputs`, and `tracer`
+ * (ai 6) or `integrations` (ai 7).
+ */
+export type AiSdkTelemetrySettings = NonNullable<Parameters<typeof generateText>[0]["experimental_telemetry"]>;
+
+/**
  * How one of the host's tools touches files, so its calls become Keel's `fileAccess` (and so
  * `agent.io.*` events): what it does, and which argument of its input names the file.
  */
@@ -69,6 +76,14 @@ export interface AiSdkBackendOptions {
   clock?: Clock;
   /** Where the transcripts' events go. */
   events?: EventBus;
+  /**
+   * The AI SDK's own telemetry for every call of the turn (its `experimental_telemetry`), so that
+   * its spans (`ai.generateText`, `ai.toolCall`, … in `ai` 6; with `@ai-sdk/otel`'s integration
+   * in `ai` 7) nest under the turn's span when `@keel/otel`'s `traceTurn` runs the turn. Off
+   * unless given. Unlike the SDK's own default, `recordInputs` and `recordOutputs` are `false`
+   * unless set here: like Keel's spans, the SDK's then carry no prompt or answer text.
+   */
+  telemetry?: AiSdkTelemetrySettings;
 }
 
 const ToolFileAccessSchema = z.strictObject({
@@ -106,4 +121,15 @@ export const AiSdkBackendOptionsSchema: z.ZodType<AiSdkBackendOptions> = z.stric
   compaction: CompactionSchema.optional(),
   clock: z.custom<Clock>((value) => typeof (value as Clock | undefined)?.now === "function", "clock must have now()").optional(),
   events: z.custom<EventBus>((value) => typeof (value as EventBus | undefined)?.emit === "function", "events must be an EventBus").optional(),
+  telemetry: z
+    .strictObject({
+      isEnabled: z.boolean().optional(),
+      recordInputs: z.boolean().optional(),
+      recordOutputs: z.boolean().optional(),
+      functionId: z.string().optional(),
+      metadata: z.record(z.string(), z.unknown()).optional(),
+      tracer: z.custom<object>((value) => typeof value === "object" && value !== null && typeof (value as { startActiveSpan?: unknown }).startActiveSpan === "function", "telemetry.tracer must be an OpenTelemetry Tracer").optional(),
+      integrations: z.union([z.looseObject({}), z.array(z.looseObject({}))]).optional(),
+    })
+    .optional(),
 }) as unknown as z.ZodType<AiSdkBackendOptions>;

@@ -69,6 +69,8 @@ function modelChange(model: AiSdkBackendOptions["model"]): { provider: string; m
  *   the store's code, or `io_failed` (`details.storeCode`) for a code of its own. `runTurn` never throws.
  * - With an OpenAI Responses model, `providerOptions.openai.store` is `false` unless set: the
  *   restored history is sent inline.
+ * - With `telemetry`, every call (the compaction's summary included) runs with the SDK's own
+ *   telemetry, its prompts and answers left off its spans unless `recordInputs`/`recordOutputs` say.
  * - With `compaction`, a resumed thread near its context window is compacted first (Keel's
  *   transcript compaction, summarized by the same model); the summary calls count in the usage.
  * - Progress: with `runTurn`'s `onEvent`, the loop runs as `streamText` (same arguments, same
@@ -95,6 +97,8 @@ export function createAiSdkBackend(options: AiSdkBackendOptions): Backend {
   const rules = options.toolFileAccess ?? {};
   const stopWhen = options.stopWhen ?? stepCountIs(DEFAULT_MAX_STEPS);
   const providerOptions = callProviderOptions(options.model, options.providerOptions);
+  // The SDK records prompts and answers on its spans by default; Keel's promise is no text unless asked.
+  const telemetry = options.telemetry === undefined ? undefined : { recordInputs: false, recordOutputs: false, ...options.telemetry };
   const transcriptOptions = { store: options.store, ...(options.clock ? { clock: options.clock } : {}), ...(options.events ? { events: options.events } : {}) };
 
   /**
@@ -156,6 +160,7 @@ export function createAiSdkBackend(options: AiSdkBackendOptions): Backend {
         abortSignal,
         ...(options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries }),
         ...(providerOptions === undefined ? {} : { providerOptions }),
+        ...(telemetry === undefined ? {} : { telemetry }),
       });
       if (compacted.isErr()) return err(interrupted(compacted.error) ?? storeFailure(compacted.error, threadId));
       compactionUsage = compacted.value;
@@ -173,6 +178,7 @@ export function createAiSdkBackend(options: AiSdkBackendOptions): Backend {
       abortSignal,
       ...(options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries }),
       ...(providerOptions === undefined ? {} : { providerOptions }),
+      ...(telemetry === undefined ? {} : { experimental_telemetry: telemetry }),
     };
     try {
       // Observed, the loop streams (text deltas, tool calls as they come); unobserved it is one generateText.

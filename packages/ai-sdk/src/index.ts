@@ -9,4 +9,4 @@
  */
 export { fromModelMessages, responseMessagesOf, toModelMessages } from "./model-messages.js";
 export { DEFAULT_MAX_STEPS, callProviderOptions, createAiSdkBackend } from "./ai-sdk-backend.js";
-export type { AiSdkBackendOptions, AiSdkCompactionOptions, AiSdkProviderOptions, AiSdkToolFileAccess } from "./ai-sdk-backend-options.js";
+export type { AiSdkBackendOptions, AiSdkCompactionOptions, AiSdkProviderOptions, AiSdkTelemetrySettings, AiSdkToolFileAccess } from "./ai-sdk-backend-options.js";

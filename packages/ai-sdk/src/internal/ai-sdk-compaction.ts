@@ -2,7 +2,7 @@ import { addUsage, estimateTokens, type KeelError, type Usage } from "@keel/core
 import type { Summarizer, Transcript } from "@keel/transcript";
 import { generateText, type LanguageModel, type ModelMessage } from "ai";
 import { ResultAsync, okAsync } from "neverthrow";
-import type { AiSdkCompactionOptions, AiSdkProviderOptions } from "../ai-sdk-backend-options.js";
+import type { AiSdkCompactionOptions, AiSdkProviderOptions, AiSdkTelemetrySettings } from "../ai-sdk-backend-options.js";
 import { aiSdkError } from "./ai-sdk-errors.js";
 import { turnUsage } from "./ai-sdk-usage.js";
 
@@ -18,6 +18,7 @@ export interface CompactionCall {
   abortSignal: AbortSignal;
   maxRetries?: number;
   providerOptions?: AiSdkProviderOptions;
+  telemetry?: AiSdkTelemetrySettings;
 }
 
 /** Whether `history` and `prompt` (estimated, conservatively) leave less than `reserveTokens` of the window. */
@@ -44,6 +45,7 @@ export function compactThread(transcript: Transcript, options: AiSdkCompactionOp
           abortSignal: call.abortSignal,
           ...(call.maxRetries === undefined ? {} : { maxRetries: call.maxRetries }),
           ...(call.providerOptions === undefined ? {} : { providerOptions: call.providerOptions }),
+          ...(call.telemetry === undefined ? {} : { experimental_telemetry: call.telemetry }),
         }),
       (error) => aiSdkError(error, call.backend, transcript.sessionId),
     )().map((result) => {
