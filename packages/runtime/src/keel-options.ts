@@ -64,6 +64,13 @@ export interface KeelOptions {
    * longest a turn waits for the lease while another host's turn of the role holds it (default
    * 600,000, then `lease_held`), and `lingerMs` (default 0).
    *
+   * A turn that gives up on the lease (`lease_held`, or another lease error such as
+   * `unavailable`) never reached its backend and reserved nothing: a turn takes its budget
+   * reservation only once it holds the lease and its prompt is built, right before the backend is
+   * called, so the ledger is left as if the turn never ran and no `budget.*` event is emitted for
+   * it. A signal that fires while the turn waits ends it `aborted` the same way, once the wait is
+   * over (the wait itself does not watch the signal).
+   *
    * The trade-off: a host that dies hands its roles over at most `ttlMs` after its last
    * renewal, so a short TTL fails over fast; but a live host that stalls for longer than
    * `ttlMs - renewIntervalMs` (a long GC pause, a stopped VM) then loses the lease, another host

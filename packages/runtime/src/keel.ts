@@ -32,11 +32,14 @@ export interface Keel extends KeelWorkSessions {
   /** The configured backend ids. */
   readonly backendIds: readonly string[];
   /**
-   * Runs one role turn: reserve budget → plan the session action → resolve the role's skill view
-   * → build the prompt (objective, capsule and skill contract on fresh and rotated turns; only
-   * the new part on resumed ones) → the backend (a thread that cannot be resumed is dropped and
-   * the turn retried fresh from the capsule) → update the capsule → settle the budget → events.
-   * Persistence and accounting warnings never change a successful result.
+   * Runs one role turn: resolve the role's skill view → plan the session action (under the
+   * role's lease for `mission` and `rolling`) → build the prompt (objective, capsule and skill
+   * contract on fresh and rotated turns; only the new part on resumed ones) → reserve budget →
+   * the backend (a thread that cannot be resumed is dropped and the turn retried fresh from the
+   * capsule, on the same reservation) → update the capsule → settle the budget → events.
+   * Persistence and accounting warnings never change a successful result. The reservation is
+   * taken right before the backend is called, so a turn that fails before (the lease, the
+   * prompt, an abort) leaves the budget as if it never ran.
    *
    * A turn with a declared `budget` first asks the capacity gate: `no_session` (no open work
    * session: `openWorkSession` restores it) or `capacity_refused` (a work-session limit reached),
@@ -46,12 +49,17 @@ export interface Keel extends KeelWorkSessions {
    * mission's first turn.
    *
    * `options.signal` aborts the turn: the backend's process group or in-process loop ends, the
-   * reservation is settled with the time used, and the turn answers `aborted`.
+   * reservation is settled with the time used, and the turn answers `aborted`; a signal that
+   * fired before the backend was called (before the start, or while the turn waited for the
+   * role's lease) runs and reserves nothing.
    * `options.onProgress` receives the backend's text, tool calls and file accesses as they arrive
    * (see {@link TurnOptions}); neither changes the result of a turn that finishes.
    *
    * Errors: `invalid_input`, `no_session`, `capacity_refused`, `budget_exceeded` (nothing ran),
-   * `aborted` (the signal fired; before the start, nothing ran), and the backend's own
+   * `lease_held` (another host's turn of the role held the lease for longer than
+   * `roleLease.waitMs`: nothing ran or was reserved; the store's own errors of taking the lease,
+   * such as `unavailable`, likewise), `aborted` (the signal fired; before the backend was called,
+   * nothing ran), and the backend's own
    * (`backend_failed`, `timeout`, `unavailable`, `corrupt`, `resume_failed` when the
    * fresh retry failed too).
    */

@@ -1,4 +1,4 @@
-import { utf8Bytes, type KeelError } from "@keel/core";
+import { KeelError, utf8Bytes } from "@keel/core";
 import type { Backend, BackendTurnRequest, BackendTurnResult } from "@keel/backend";
 import type { TurnOutcome, TurnPlan } from "@keel/sessions";
 import { discoverInstructions, renderInstructions } from "@keel/skills";
@@ -8,6 +8,7 @@ import type { KeelOptions } from "../keel-options.js";
 import { buildRolePrompt, readReportLines } from "../prompt-builder.js";
 import type { RuntimeWarning } from "../role-turn.js";
 import { readResumeState, writeResumeState } from "./backend-thread-state.js";
+import type { TurnReservation } from "./turn-budget.js";
 import type { CheckedTurn } from "./turn-plan.js";
 import type { TurnControls } from "./turn-runner.js";
 import type { TurnSkills } from "./turn-skills.js";
@@ -24,6 +25,8 @@ export interface AttemptContext {
   skills: TurnSkills;
   /** The caller's abort signal and progress listener, passed to the backend as they are. */
   controls: TurnControls;
+  /** The turn's budget reservation, taken right before the backend is called. */
+  reservation: TurnReservation;
 }
 
 /** A finished attempt: the outcome the session records, the backend's own result, the warnings raised. */
@@ -43,9 +46,11 @@ export interface AttemptFailed {
 
 /**
  * Runs one backend attempt of a session plan: the project's instructions when the backend needs
- * them, the prompt, the thread's kept resume state, the backend, then the new resume state kept.
- * Failing to discover instructions or to read or write resume state is a warning; a bad prompt or
- * the backend's failure fails the attempt.
+ * them, the prompt, the thread's kept resume state, the turn's budget reservation, the backend,
+ * then the new resume state kept. Failing to discover instructions or to read or write resume
+ * state is a warning; a bad prompt, a signal that fired before the backend was called
+ * (`aborted`), a refused reservation (`budget_exceeded`) or the backend's failure fails the
+ * attempt. Only the backend's failure comes after the reservation.
  */
 export function runAttempt(context: AttemptContext, plan: TurnPlan): ResultAsync<AttemptDone, AttemptFailed> {
   const { turn, backend, store, cwd } = context;
@@ -78,9 +83,11 @@ export function runAttempt(context: AttemptContext, plan: TurnPlan): ResultAsync
           ...(plan.threadId && resumeState ? { resumeState } : {}),
           ...(context.skills.skillPaths.length > 0 ? { skillPaths: context.skills.skillPaths } : {}),
         };
-        return backend
-          .runTurn(request, context.controls.signal, context.controls.onEvent)
-          .mapErr((error): AttemptFailed => ({ error, warnings: before, atBackend: true }))
+        // The last step before the backend: an abort while the turn waited (for the role's lease) reserves nothing.
+        const reached: ResultAsync<unknown, KeelError> = context.controls.signal?.aborted ? errAsync(abortedBefore(turn, backend.id, "its backend was called")) : context.reservation.take();
+        return reached
+          .mapErr((error): AttemptFailed => ({ error, warnings: before }))
+          .andThen(() => backend.runTurn(request, context.controls.signal, context.controls.onEvent).mapErr((error): AttemptFailed => ({ error, warnings: before, atBackend: true })))
           .andThen((result) =>
             warnOnError(writeResumeState(store, turn.missionId, turn.role, backend.id, result.threadId, result.resumeState), undefined, "backend", "write_resume_state")
               .map(({ warnings: writing }): AttemptDone => ({
@@ -105,4 +112,12 @@ function projectInstructions(context: AttemptContext, plan: TurnPlan): ResultAsy
     .andThen((discovered) => renderInstructions(discovered.files))
     .map((text): string | null => (text === "" ? null : text));
   return warnOnError(found, null, "instructions", "discover");
+}
+
+/** The `aborted` error of a turn whose signal fired before `moment`: its backend never ran, and it reserved nothing. */
+export function abortedBefore(turn: Pick<CheckedTurn, "missionId" | "role">, backend: string, moment: string): KeelError {
+  const { missionId, role } = turn;
+  return new KeelError("aborted", `the ${role} turn of mission "${missionId}" was aborted before ${moment}: nothing ran`, {
+    details: { missionId, role, backend },
+  });
 }

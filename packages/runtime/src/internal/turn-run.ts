@@ -7,6 +7,7 @@ import type { ResultAsync } from "neverthrow";
 import type { KeelOptions } from "../keel-options.js";
 import type { RuntimeWarning } from "../role-turn.js";
 import { runAttempt, type AttemptContext } from "./turn-attempt.js";
+import type { TurnReservation } from "./turn-budget.js";
 import type { CheckedTurn } from "./turn-plan.js";
 import type { TurnControls } from "./turn-runner.js";
 import { prepareSkills, type TurnSkills } from "./turn-skills.js";
@@ -41,8 +42,10 @@ export interface TurnRun {
 
 /**
  * Runs a planned turn's backend through the role's session: the skills delivered, then the
- * session plans the action and runs an attempt (a thread that cannot be resumed is dropped and
- * the turn retried fresh from the capsule). Returns the result and every warning as data.
+ * session plans the action (under the role's lease) and runs an attempt (a thread that cannot be
+ * resumed is dropped and the turn retried fresh from the capsule). The first attempt that gets as
+ * far as calling the backend takes `reservation`; a turn that fails before (the lease, the
+ * prompt, an abort) reserved nothing. Returns the result and every warning as data.
  *
  * When the turn fails because a backend call did, emits `backend.turn.failed` once, for the call
  * whose error the turn returns (its code, `retryable` and message, the backend, mission and
@@ -51,9 +54,9 @@ export interface TurnRun {
  * with `resumeFailed: true`. A failure before the backend ran (skills, prompt) or after it
  * (capsule save, settle) emits nothing here.
  */
-export function runBackendTurn(parts: TurnRunParts, turn: CheckedTurn, backend: Backend, controls: TurnControls): ResultAsync<TurnRun, KeelError> {
+export function runBackendTurn(parts: TurnRunParts, turn: CheckedTurn, backend: Backend, controls: TurnControls, reservation: TurnReservation): ResultAsync<TurnRun, KeelError> {
   return prepareSkills(parts.skills, turn.role, backend, parts.cwd).andThen(({ value: skills, warnings: skillWarnings }) => {
-    const context: AttemptContext = { ...parts, turn, backend, skills, controls };
+    const context: AttemptContext = { ...parts, turn, backend, skills, controls, reservation };
     // The session's `execute` can return only the outcome: each attempt's record is kept here, in order.
     const attempts: { warnings: RuntimeWarning[]; backendResult?: BackendTurnResult; backendError?: KeelError }[] = [];
     const execute = (plan: TurnPlan): ResultAsync<TurnOutcome, KeelError> =>

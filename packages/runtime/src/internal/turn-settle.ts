@@ -19,7 +19,8 @@ export interface TurnSettleParts {
 /** A backend turn that ran, with what the steps before it left to settle. */
 export interface TurnToSettle {
   turn: CheckedTurn;
-  reservation: Reservation;
+  /** The reservation the turn took before calling its backend (a turn that ran always has one). */
+  reservation: Reservation | undefined;
   run: TurnRun;
   /** When the turn started (the clock's time before the capacity gate). */
   startedAt: number;
