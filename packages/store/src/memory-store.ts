@@ -228,10 +228,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): KeelStore {
             validateReadOptions(readOptions).map(({ afterSeq, limit }) => {
               const entry = logs.get(keyPath(segments));
               if (!entry || entry.deleted) return [];
+              // Seqs are consecutive from the first record's: start at afterSeq's successor, no scan.
+              const first = entry.records[0]?.seq ?? 1;
+              const start = Math.max(0, afterSeq - first + 1);
               const out: LogRecord[] = [];
-              for (const record of entry.records) {
-                if (record.seq <= afterSeq) continue;
-                if (out.length >= limit) break;
+              for (let index = start; index < entry.records.length && out.length < limit; index += 1) {
+                const record = entry.records[index]!;
                 out.push({ seq: record.seq, id: record.id, value: JSON.parse(record.text) as JsonValue, at: record.at });
               }
               return out;
