@@ -31,7 +31,7 @@ import {
 import { okValue } from "@keel/testkit";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import { changedField, expectRefused, hostileValue, settle, storeSnapshot, withHostileField } from "./support/hostile.js";
+import { changedField, expectRefused, hostileStructures, hostileValue, settle, storeSnapshot, withHostileField } from "./support/hostile.js";
 
 const RUNS = { numRuns: 120 };
 const TIMESTAMP = "2026-01-01T00:00:00.000Z";
@@ -455,5 +455,66 @@ describe("the pure entry points given hostile arguments", () => {
       stores: () => [],
     });
     expect(KeelError.is(checkForest([null] as never)._unsafeUnwrapErr())).toBe(true);
+  });
+});
+
+describe("every export given a value whose reading is hostile (a proxy, a throwing getter, a cycle, a huge array)", () => {
+  it("answers invalid_input (false for the predicates), never a TypeError, and writes nothing", async () => {
+    const store = createMemoryStore();
+    const transcript = await conversation(store);
+    const path = transcript.path()._unsafeUnwrap();
+    const plan = planCompaction(path, { keepRecentTokens: 10, reserveTokens: 100 })._unsafeUnwrap()!;
+    const entry = path[0] as Record<string, unknown>;
+    const before = await storeSnapshot(store);
+    const calls: [string, (value: unknown) => unknown][] = [
+      ["checkForest(value)", (value) => checkForest(value as never)],
+      ["checkForest([value])", (value) => checkForest([value] as never)],
+      ["createTranscriptTree(value)", (value) => createTranscriptTree(value as never)],
+      ["createTranscriptTree([entry, value])", (value) => createTranscriptTree([entry, value] as never)],
+      ["parseEntry(value)", (value) => parseEntry(value)],
+      ["parseEntry(entry, value)", (value) => parseEntry(entry, value as never)],
+      ["planCompaction(value, options)", (value) => planCompaction(value as never, { keepRecentTokens: 10, reserveTokens: 100 })],
+      ["planCompaction(path, value)", (value) => planCompaction(path, value as never)],
+      ["compact(value, summarizer)", (value) => compact(value as never, summarizer)],
+      ["compact(plan, summarizer, value)", (value) => compact(plan, summarizer, value as never)],
+      ["compactAgentHistory(value)", (value) => compactAgentHistory(value as never)],
+      ["compactAgentHistory(items, value)", (value) => compactAgentHistory([{ text: "a" }], value as never)],
+      ["checkSummary(value, summary)", (value) => checkSummary(value as never, SUMMARY)],
+      ["openTranscript(value)", (value) => openTranscript(value as never)],
+      ["importPiSession(value)", (value) => importPiSession(value as never)],
+      ["importPiSessionToStore(value)", (value) => importPiSessionToStore(value as never)],
+      ["exportPiSession(value)", (value) => exportPiSession(value as never)],
+      ["exportPiSession(transcript, value)", (value) => exportPiSession(transcript, value as never)],
+      ["transcript.append(value)", (value) => transcript.append(value as never)],
+      ["transcript.fork(value)", (value) => transcript.fork(value as never)],
+      ["transcript.compact(value)", (value) => transcript.compact(value as never)],
+    ];
+    for (const [label, value] of hostileStructures()) {
+      for (const [name, call] of calls) {
+        const error = await expectRefused(() => call(value)).catch((failure: unknown) => {
+          throw new Error(`${name} with ${label}: ${failure instanceof Error ? failure.message : String(failure)}`);
+        });
+        expect(error.code, `${name} with ${label}`).toBe("invalid_input");
+      }
+      expect(isKnownEntry(value as never), label).toBe(false);
+      expect(isTurnStart(value as never), label).toBe(false);
+    }
+    expect(await storeSnapshot(store)).toBe(before);
+  });
+
+  it("checkForest and createTranscriptTree read each entry once: what they index is what they checked", async () => {
+    const path = (await conversation()).path()._unsafeUnwrap();
+    let reads = 0;
+    const flaky = new Proxy(path, {
+      get(target, key) {
+        if (key === "0") reads++;
+        // The first read is a valid entry, any later one a hostile value.
+        return key === "0" && reads > 1 ? { type: 1 } : Reflect.get(target, key);
+      },
+    });
+    const tree = createTranscriptTree(flaky as never)._unsafeUnwrap();
+    expect(tree.size).toBe(path.length);
+    expect(tree.entries()[0]).toEqual(path[0]);
+    expect(reads).toBe(1);
   });
 });

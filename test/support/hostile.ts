@@ -107,6 +107,38 @@ export const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
 );
 
 /**
+ * Values whose very reading is hostile, for a table a suite walks with every entry point: a
+ * proxy whose every property read throws, an array proxy whose items throw when read, an object
+ * with a throwing getter, cycles (an object, an array), a huge array of items that are not what
+ * any item should be, and a revoked proxy (even `Array.isArray` throws on it). An entry point
+ * answers each with a typed refusal (or `false`, for a predicate), never a throw.
+ *
+ * Left out: a proxy whose `getPrototypeOf` trap throws, and the revoked proxy where a primitive is
+ * expected. zod reads those while it words its issue (lazily, after `safeParse` returned), which
+ * `@keel/core`'s `validate` does outside its guard.
+ */
+export function hostileStructures(): [label: string, value: unknown][] {
+  const trap = (): never => {
+    throw new Error("hostile proxy trap");
+  };
+  const cycle: Record<string, unknown> = {};
+  cycle.self = cycle;
+  const cyclicArray: unknown[] = [];
+  cyclicArray.push(cyclicArray);
+  const revoked = Proxy.revocable({}, {});
+  revoked.revoke();
+  return [
+    ["a proxy whose reads throw", new Proxy({}, { get: trap, has: trap, ownKeys: trap, getOwnPropertyDescriptor: trap })],
+    ["an array proxy whose items throw", new Proxy([1, 2, 3], { get: (target, key) => (key === "length" ? target.length : typeof key === "string" && /^\d+$/.test(key) ? trap() : Reflect.get(target, key)) })],
+    ["a throwing getter", throwingGetter("type")],
+    ["a cyclic object", cycle],
+    ["a cyclic array", cyclicArray],
+    ["a huge array", new Array(200_000).fill({ huge: true })],
+    ["a revoked proxy", revoked.proxy],
+  ];
+}
+
+/**
  * Variants of a valid argument object with one field changed: each own key (recursively into
  * plain nested objects, to `depth`) set to a hostile value, or an unknown key added, or a
  * prototype key added. Shrinks towards the first key.

@@ -5,7 +5,7 @@ import { type ContextMessage, entryToContextMessage } from "./context-build.js";
 import type { AssistantMessage, CompactionEntry, ToolResultMessage, TranscriptEntry } from "./entry-schema.js";
 import { createFileTracker, type FileOperations } from "./compaction-files.js";
 import { checkedEstimator, estimateEntryTokens } from "./compaction-tokens.js";
-import { readEntry } from "./entry-parse.js";
+import { readEntries } from "./entry-parse.js";
 
 /** Options of {@link planCompaction}. */
 export interface PlanCompactionOptions {
@@ -82,13 +82,18 @@ export const CompactionPlanSchema = z.looseObject({
   turnPrefixMaxTokens: z.number().int().nonnegative(),
 });
 
-/** True for an entry that starts a turn: a user message, a user shell command, an extension's or host's message, a branch summary (false for anything that is not an entry). */
+/** True for an entry that starts a turn: a user message, a user shell command, an extension's or host's message, a branch summary (false for anything that is not an entry, never a throw). */
 export function isTurnStart(entry: TranscriptEntry): boolean {
   if (typeof entry !== "object" || entry === null) return false;
-  if (entry.type === "custom_message" || entry.type === "branch_summary") return true;
-  if (entry.type !== "message") return false;
-  const role = (entry["message"] as { role?: unknown } | null | undefined)?.role;
-  return role === "user" || role === "bashExecution" || role === "custom";
+  try {
+    if (entry.type === "custom_message" || entry.type === "branch_summary") return true;
+    if (entry.type !== "message") return false;
+    const role = (entry["message"] as { role?: unknown } | null | undefined)?.role;
+    return role === "user" || role === "bashExecution" || role === "custom";
+  } catch {
+    // A proxy or a getter whose read throws is no entry.
+    return false;
+  }
 }
 
 /** True for an entry a cut may fall on, tool pairs aside: any message but a tool result, a custom message, a branch summary. */
@@ -162,13 +167,11 @@ function span(path: readonly TranscriptEntry[], from: number, to: number, skip: 
 export function planCompaction(path: readonly TranscriptEntry[], options: PlanCompactionOptions): Result<CompactionPlan | null, KeelError> {
   const checked = validate(PlanCompactionOptionsSchema, options, "compaction options");
   if (checked.isErr()) return checked.map(() => null);
-  if (!Array.isArray(path)) return err(new KeelError("invalid_input", "planCompaction needs a path: the array of entries from the root to the leaf (transcript.path())"));
-  for (let index = 0; index < path.length; index++) {
-    const entry = readEntry(path[index], `path entry ${index}`);
-    if (entry.isErr()) return err(entry.error);
-  }
+  // The path read once: what is planned is what was checked.
+  const entries = readEntries(path, "planCompaction path (the array of entries from the root to the leaf: transcript.path())");
+  if (entries.isErr()) return err(entries.error);
   try {
-    return planChecked(path, options, checkedEstimator(options.estimator ?? estimateTokens));
+    return planChecked(entries.value, options, checkedEstimator(options.estimator ?? estimateTokens));
   } catch (error) {
     return err(toKeelError(error, "invalid_input", "the token estimator failed"));
   }

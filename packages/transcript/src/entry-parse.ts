@@ -1,15 +1,16 @@
-import { validate } from "@keel/core";
-import type { KeelError } from "@keel/core";
-import { ok, type Result } from "neverthrow";
+import { KeelError, validate } from "@keel/core";
+import { err, ok, type Result } from "neverthrow";
+import { z } from "zod";
 import { acceptEntry } from "./internal/entry-accept.js";
 import { ENTRY_SCHEMAS, isKnownEntryType, type TranscriptEntry, UnknownEntrySchema } from "./entry-schema.js";
 
 /**
  * Validates one entry: a known type against its schema, any other type against the tree fields
  * only (an entry of a newer writer is kept as it is). `invalid_input` names `what` and the first
- * problem.
+ * problem; `what` that is not a string is `invalid_input` too.
  */
 export function parseEntry(value: unknown, what = "transcript entry"): Result<TranscriptEntry, KeelError> {
+  if (typeof what !== "string") return err(new KeelError("invalid_input", "parseEntry's what (the name its refusals give the value) must be a string"));
   let type: unknown;
   try {
     type = typeof value === "object" && value !== null ? (value as { type?: unknown }).type : undefined;
@@ -58,4 +59,25 @@ export function readEntry(value: unknown, what = "transcript entry"): Result<Tra
     accepted = undefined;
   }
   return accepted !== undefined ? ok(accepted) : parseEntry(value, what);
+}
+
+/** Any array: its items are checked one by one after, stopping at the first bad one. */
+const EntryListSchema = z.array(z.unknown());
+
+/**
+ * `entries` read once into an array of valid entries ({@link readEntry} of each, `entry <index>`),
+ * or `invalid_input` (naming `what`) unless it is an array of valid entries. A caller reads the
+ * answer, never `entries` again: a proxy or a getter that throws (or answers differently the
+ * second time) is refused here, not met later as a throw.
+ */
+export function readEntries(entries: unknown, what: string): Result<TranscriptEntry[], KeelError> {
+  const list = validate(EntryListSchema, entries, what);
+  if (list.isErr()) return err(list.error);
+  const checked: TranscriptEntry[] = [];
+  for (let index = 0; index < list.value.length; index++) {
+    const entry = readEntry(list.value[index], `entry ${index}`);
+    if (entry.isErr()) return err(entry.error);
+    checked.push(entry.value);
+  }
+  return ok(checked);
 }

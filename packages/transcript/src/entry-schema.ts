@@ -283,7 +283,13 @@ const KNOWN_TYPE_SET: ReadonlySet<string> = new Set(ENTRY_TYPES);
 
 /** True for an entry of a type this version knows (and so validated by its schema); false for anything else, never a throw. */
 export function isKnownEntry(entry: TranscriptEntry): entry is KnownTranscriptEntry {
-  return typeof entry === "object" && entry !== null && KNOWN_TYPE_SET.has(entry.type);
+  if (typeof entry !== "object" || entry === null) return false;
+  try {
+    return KNOWN_TYPE_SET.has(entry.type);
+  } catch {
+    // A proxy or a getter whose read throws is no entry.
+    return false;
+  }
 }
 
 /** True for a known entry type name. */

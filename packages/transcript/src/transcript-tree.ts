@@ -1,7 +1,7 @@
 import { KeelError } from "@keel/core";
 import { err, ok, type Result } from "neverthrow";
 import { buildContextFromPath, type TranscriptContext } from "./context-build.js";
-import { readEntry } from "./entry-parse.js";
+import { readEntries } from "./entry-parse.js";
 import type { TranscriptEntry } from "./entry-schema.js";
 
 /**
@@ -51,21 +51,11 @@ function corrupt(message: string, details: Record<string, string | number>): Kee
  * entry whose parent comes before it reaches a root by induction over the order (a cycle needs
  * at least one parent named before it is written), so only entries naming a later parent are
  * walked, and append-ordered logs walk none. Errors are `corrupt`, with the offending entry id
- * and its index in `entries` (`details.index`).
+ * and its index in `entries` (`details.index`); `invalid_input` when `entries` is not an array of
+ * entries (a proxy or a getter whose reading throws included).
  */
 export function checkForest(entries: readonly TranscriptEntry[]): Result<Map<string, TranscriptEntry>, KeelError> {
-  const checked = checkEntries(entries, "checkForest");
-  return checked.isErr() ? err(checked.error) : indexForest(entries);
-}
-
-/** `invalid_input` unless `entries` is an array of valid entries (the fast path answers most). */
-function checkEntries(entries: readonly TranscriptEntry[], what: string): Result<void, KeelError> {
-  if (!Array.isArray(entries)) return err(new KeelError("invalid_input", `${what} needs an array of entries`));
-  for (let index = 0; index < entries.length; index++) {
-    const checked = readEntry(entries[index], `entry ${index}`);
-    if (checked.isErr()) return err(checked.error);
-  }
-  return ok(undefined);
+  return readEntries(entries, "checkForest entries (an array)").andThen(indexForest);
 }
 
 /** {@link checkForest} of entries already validated (read from a store or checked by the caller). */
@@ -176,7 +166,8 @@ export function createMutableTree(entries: readonly TranscriptEntry[], byId: Map
 
 /**
  * Builds a read-only tree over entries (checked by {@link checkForest}: `corrupt` for a duplicate
- * id, a missing parent or a cycle).
+ * id, a missing parent or a cycle, `invalid_input` for a value that is not an array of entries).
+ * The entries are read once: the tree holds what was checked.
  *
  * @example
  * ```ts
@@ -185,10 +176,10 @@ export function createMutableTree(entries: readonly TranscriptEntry[], byId: Map
  * ```
  */
 export function createTranscriptTree(entries: readonly TranscriptEntry[]): Result<TranscriptTree, KeelError> {
-  const checked = checkEntries(entries, "createTranscriptTree");
+  const checked = readEntries(entries, "createTranscriptTree entries (an array)");
   if (checked.isErr()) return err(checked.error);
-  return indexForest(entries).map((byId) => {
-    const tree = createMutableTree(entries, byId);
+  return indexForest(checked.value).map((byId) => {
+    const tree = createMutableTree(checked.value, byId);
     const { add: _add, ...readOnly } = tree;
     return Object.defineProperty(readOnly, "size", { get: () => tree.size, enumerable: true }) as TranscriptTree;
   });
