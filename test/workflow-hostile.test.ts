@@ -20,23 +20,29 @@ import {
   appendJournal,
   buildPlan,
   checkVersion,
+  classifyEvidenceChange,
   decideAbort,
   decideCheckpoint,
+  decideContinue,
+  decideInterrupted,
   createCatalog,
   createWorkflowEngine,
+  findInterruptedWork,
   fingerprintFiles,
   inspectCatalogDirectory,
   inspectDefinitions,
   intakeEvidence,
   loadCatalog,
   readJournal,
+  selectModel,
+  type SelectModelInput,
   type WorkflowEngine,
 } from "@keel/workflow";
 import { errOf, okValue } from "@keel/testkit";
 import fc from "fast-check";
 import { ok } from "neverthrow";
 import { afterEach, describe, expect, it } from "vitest";
-import { changedField, expectRefused, expectThrowsKeel, hostileValue, settle, storeSnapshot, withHostileField } from "./support/hostile.js";
+import { changedField, expectRefused, expectThrowsKeel, hostileStructures, hostileValue, settle, storeSnapshot, withHostileField } from "./support/hostile.js";
 
 const RUNS = { numRuns: 100 };
 const made: string[] = [];
@@ -403,5 +409,137 @@ describe("the other entry points", () => {
       store,
       codes: ["invalid_input"],
     });
+  });
+});
+
+/** True for a revoked proxy (every operation on it throws). */
+function isRevoked(value: unknown): boolean {
+  try {
+    Array.isArray(value);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+describe("every export given a value whose reading is hostile (a proxy, a throwing getter, a cycle, a huge array)", () => {
+  it("answers invalid_input (selectModel and createWorkflowEngine throw it), never a TypeError, and writes nothing", async () => {
+    const root = tempDir();
+    writeFileSync(path.join(root, "a.ts"), "a\n");
+    const { engine, store } = engineOver(root);
+    const started = await okValue(engine.start(task()));
+    const run = (await okValue(store.docs.get(["workflow-runs", started.runId])))?.value as never;
+    const catalog = createCatalog()._unsafeUnwrap();
+    const snapshot = (await okValue(engine.status(started.runId))) as unknown as { evidence?: unknown };
+    const evidence = (run as { evidence: unknown }).evidence;
+    const work = { reservations: [], journaledCalls: 0, fromCallIndex: 0 };
+    const record = { callIndex: 0, hash: "h", call: { stage: "s", skill: "k", model: "m", attempt: 1, promptDigest: "d" }, result: { ok: true as const, text: "t", tokens: 1, costMicroUsd: null, durationMs: 1 } };
+    expect(snapshot).toBeDefined();
+    const before = await storeSnapshot(store);
+    const refused: [string, (value: unknown) => unknown][] = [
+      ["createCatalog(value)", (value) => createCatalog(value as never)],
+      ["createCatalog({}, value)", (value) => createCatalog({}, value as never)],
+      ["loadCatalog(root, value)", (value) => loadCatalog(root, value as never)],
+      ["inspectCatalogDirectory(value)", (value) => inspectCatalogDirectory(value as never)],
+      ["checkVersion(value, 1)", (value) => checkVersion(value as never, 1)],
+      ["decideAbort(value, 1, 1)", (value) => decideAbort(value as never, 1, 1)],
+      ["decideCheckpoint(value, input)", (value) => decideCheckpoint(value as never, { action: "abort", version: 1, at: 1 })],
+      ["decideCheckpoint(run, value)", (value) => decideCheckpoint(run, value as never)],
+      ["decideContinue(value, true)", (value) => decideContinue(value as never, true)],
+      // A boolean's place: the revoked proxy is left out there (see hostileStructures).
+      ["decideContinue(run, value)", (value) => (isRevoked(value) ? decideContinue(run, "yes" as never) : decideContinue(run, value as never))],
+      ["decideInterrupted(value, input)", (value) => decideInterrupted(value as never, { stage: "s", skill: "k", work, at: 1 })],
+      ["decideInterrupted(run, value)", (value) => decideInterrupted(run, value as never)],
+      ["findInterruptedWork(value, [], [])", (value) => findInterruptedWork(value as never, [], [])],
+      ["findInterruptedWork(run, value, [])", (value) => findInterruptedWork(run, value as never, [])],
+      ["findInterruptedWork(run, [], value)", (value) => findInterruptedWork(run, [], value as never)],
+      ["findInterruptedWork(run, [], [], value)", (value) => findInterruptedWork(run, [], [], value as never)],
+      ["buildPlan(value, subject)", (value) => buildPlan(value as never, { workflow: "review_change", risk: "low", complexity: "small" })],
+      ["buildPlan(catalog, value)", (value) => buildPlan(catalog, value as never)],
+      ["classifyEvidenceChange(value, evidence)", (value) => classifyEvidenceChange(value as never, evidence as never)],
+      ["classifyEvidenceChange(evidence, value)", (value) => classifyEvidenceChange(evidence as never, value as never)],
+      ["intakeEvidence(value, root)", (value) => intakeEvidence(value as never, root)],
+      ["fingerprintFiles(root, value)", (value) => fingerprintFiles(root, value as never)],
+      ["appendJournal(value, id, record)", (value) => appendJournal(value as never, "r1", record)],
+      ["appendJournal(logs, id, value)", (value) => appendJournal(store.logs, "r1", value as never)],
+      ["appendJournal(logs, id, record, value)", (value) => appendJournal(store.logs, "r1", record, value as never)],
+      ["readJournal(value, id)", (value) => readJournal(value as never, "r1")],
+      ["engine.plan(value)", (value) => engine.plan(value as never)],
+      ["engine.start(value)", (value) => engine.start(value as never)],
+      ["engine.step(id, value)", (value) => engine.step(started.runId, value as never)],
+      ["engine.checkpoint(id, value)", (value) => engine.checkpoint(started.runId, value as never)],
+      ["engine.abort(id, value)", (value) => engine.abort(started.runId, value as never)],
+    ];
+    const valid: SelectModelInput = { models: MODELS.map((model) => ({ reviewed: false, ...model })), role: { id: "r", minimumStrength: 0, minimumContext: 1, capabilities: [], tier: "maximum" }, preference: "balanced", promptBytes: 10, outputBytes: 10 };
+    expect(selectModel(valid).kind).toBe("selected");
+    const thrown: [string, (value: unknown) => unknown][] = [
+      ["selectModel(value)", (value) => selectModel(value as never)],
+      ["selectModel({ models: value })", (value) => selectModel({ ...valid, models: value as never })],
+      ["selectModel({ role: value })", (value) => selectModel({ ...valid, role: value as never })],
+      ["selectModel({ models: [value] })", (value) => selectModel({ ...valid, models: [value] as never })],
+      ["createWorkflowEngine(value)", (value) => createWorkflowEngine(value as never)],
+    ];
+    for (const [label, value] of hostileStructures()) {
+      for (const [name, call] of refused) {
+        // A huge value may be too_large before its type is read: typed either way.
+        await expectRefused(() => call(value), ["invalid_input", "too_large"]).catch((failure: unknown) => {
+          throw new Error(`${name} with ${label}: ${failure instanceof Error ? failure.message : String(failure)}`);
+        });
+      }
+      for (const [name, call] of thrown) {
+        try {
+          expectThrowsKeel(() => call(value));
+        } catch (failure) {
+          throw new Error(`${name} with ${label}: ${failure instanceof Error ? failure.message : String(failure)}`);
+        }
+      }
+      expect(inspectDefinitions(value as never).issues.length, label).toBeGreaterThan(0);
+    }
+    expect(await storeSnapshot(store)).toBe(before);
+  });
+});
+
+describe("the plain-value decisions given hostile fields", () => {
+  it("selectModel throws invalid_input (a KeelError) for a field of the wrong type, and decides for every field it takes", () => {
+    const valid = { models: MODELS.map((model) => ({ reviewed: false, ...model })), role: { id: "r", minimumStrength: 0, minimumContext: 1, capabilities: [], tier: "maximum" }, preference: "balanced", promptBytes: 10, outputBytes: 10, capabilities: [], previousStrengths: [] };
+    const stringArray = (value: unknown) => Array.isArray(value) && value.every((item) => typeof item === "string");
+    const fields: Record<string, Accepts> = {
+      models: (value) => Array.isArray(value) && value.length === 0,
+      role: never,
+      preference: never,
+      promptBytes: (value) => typeof value === "number" && value >= 0,
+      outputBytes: (value) => typeof value === "number" && value >= 0,
+      capabilities: optional(stringArray),
+      previousStrengths: optional((value) => Array.isArray(value) && value.every((item) => typeof item === "number")),
+    };
+    fc.assert(
+      fc.property(withHostileField(valid, 1), (variant) => {
+        const changed = changedField(valid, variant);
+        // The input is read loosely (a host's richer input is fine): an added key is no refusal.
+        if (changed === undefined || changed.added) return;
+        if ((fields[changed.key] ?? never)(variant[changed.key]) === false) expectThrowsKeel(() => selectModel(variant as never));
+        else expect(["selected", "refused"]).toContain(selectModel(variant as never).kind);
+      }),
+      RUNS,
+    );
+  });
+
+  it("decideContinue, decideInterrupted and findInterruptedWork refuse a run or a flag of the wrong type, typed", async () => {
+    const run = { runId: "r1", version: 3, createdAt: 1000, callIndex: 2, status: "handed_off", outcome: { reason: "interrupted", message: "", details: {} } };
+    const work = { reservations: ["a"], journaledCalls: 0, fromCallIndex: 2 };
+    expect(decideContinue(run as never, true)._unsafeUnwrap()).toMatchObject({ status: "ready" });
+    await fc.assert(
+      fc.asyncProperty(hostileValue, async (value) => {
+        if (typeof value !== "boolean") await expectRefused(() => decideContinue(run as never, value as never));
+        await expectRefused(() => decideContinue(value as never, true));
+        await expectRefused(() => decideInterrupted(value as never, { stage: "s", skill: "k", work, at: 1 }));
+        await expectRefused(() => findInterruptedWork(value as never, [], []));
+      }),
+      RUNS,
+    );
+    for (const interruptedReservations of [1, "a", [1], null]) {
+      await expectRefused(() => decideInterrupted({ ...run, interruptedReservations } as never, { stage: "s", skill: "k", work, at: 1 }));
+      await expectRefused(() => findInterruptedWork({ ...run, interruptedReservations } as never, [], []));
+    }
   });
 });

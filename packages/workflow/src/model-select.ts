@@ -1,3 +1,4 @@
+import { validateOrThrow } from "@keel/core";
 import { z } from "zod";
 import { TierSchema, tierRank, type Tier } from "./definition-schemas.js";
 
@@ -69,6 +70,26 @@ export type ModelSelection =
   | { kind: "selected"; model: Model; candidates: string[]; tierCap: Tier; estimatedTokens: number }
   | { kind: "refused"; gate: SelectionGate; reason: string; details: Record<string, string | number | string[]> };
 
+/** What {@link selectModel} reads of its input: checked before any gate runs. */
+const SelectModelInputSchema = z.looseObject({
+  models: z.array(ModelSchema),
+  role: z.looseObject({
+    id: z.string(),
+    minimumStrength: z.number(),
+    minimumContext: z.number(),
+    capabilities: z.array(z.string()),
+    tier: TierSchema,
+    models: z.array(z.string()).optional(),
+  }),
+  capabilities: z.array(z.string()).optional(),
+  tierCap: TierSchema.optional(),
+  allowedModels: z.array(z.string()).optional(),
+  preference: z.literal(["balanced", "quality"]),
+  promptBytes: z.number().nonnegative(),
+  outputBytes: z.number().nonnegative(),
+  previousStrengths: z.array(z.number()).optional(),
+});
+
 /** Conservative token estimate of UTF-8 bytes (bytes / 3, rounded up: over-counts ordinary text). */
 export function tokensOfBytes(bytes: number): number {
   return Math.ceil(bytes / 3);
@@ -90,13 +111,20 @@ export function tokensOfBytes(bytes: number): number {
  * An unmet minimum never raises the cap: it is a refusal naming the gate and the values.
  * Candidates are ordered by `preference`, ties by id.
  *
+ * @throws KeelError `invalid_input` when `input` is not a {@link SelectModelInput} (a model
+ * that is not a {@link Model}, a role without its limits, a byte count that is not a
+ * non-negative number …): a refusal is an answer about the models, a bad input is the caller's
+ * mistake, so it is thrown rather than answered as a gate.
+ *
  * @example
  * ```ts
  * const choice = selectModel({ models, role, preference: "balanced", promptBytes: 9_000, outputBytes: 12_000 });
  * if (choice.kind === "refused") console.log(choice.gate, choice.reason);
  * ```
  */
-export function selectModel(input: SelectModelInput): ModelSelection {
+export function selectModel(given: SelectModelInput): ModelSelection {
+  // The checked copy is read from here on: a caller's getter or proxy is read once, inside the check.
+  const input = validateOrThrow(SelectModelInputSchema, given, "model selection input") as SelectModelInput;
   const { role } = input;
   const cap: Tier = input.tierCap !== undefined && tierRank(input.tierCap) < tierRank(role.tier) ? input.tierCap : role.tier;
   const required = [...new Set([...role.capabilities, ...(input.capabilities ?? [])])].sort();

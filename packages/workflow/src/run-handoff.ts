@@ -24,10 +24,25 @@ export interface OpenReservationInput {
   reservedAt: number;
 }
 
+/** The reservations a run already reported (what {@link decideInterrupted} appends to). */
+const ReportedSchema = z.array(z.string()).optional();
+
 const InterruptedInputSchema = z.strictObject({
+  run: z.looseObject({ createdAt: z.number(), callIndex: z.number().int().nonnegative(), interruptedReservations: ReportedSchema }),
   reservations: z.array(z.looseObject({ id: z.string(), reservedAt: z.number() })),
   journalIndexes: z.array(z.number().int().nonnegative()),
   options: z.strictObject({ journaledCallsReplay: z.boolean().optional() }),
+});
+
+const ContinueSchema = z.boolean();
+
+/** The fields of a run the handoff decisions read: a value without them is `invalid_input`, never a TypeError. */
+const HandoffRunSchema = z.looseObject({
+  runId: z.string(),
+  version: z.number().int(),
+  status: z.string(),
+  outcome: z.looseObject({ reason: z.string() }).nullable().optional(),
+  interruptedReservations: ReportedSchema,
 });
 
 /**
@@ -43,15 +58,17 @@ export function findInterruptedWork(
   journalIndexes: readonly number[],
   options: { journaledCallsReplay?: boolean } = {},
 ): Result<InterruptedWork | undefined, KeelError> {
-  const checked = validate(InterruptedInputSchema, { reservations, journalIndexes, options }, "interrupted work");
+  const checked = validate(InterruptedInputSchema, { run, reservations, journalIndexes, options }, "interrupted work");
   if (checked.isErr()) return err(checked.error);
-  const known = new Set(run.interruptedReservations ?? []);
-  const open = reservations.filter((reservation) => reservation.reservedAt >= run.createdAt && !known.has(reservation.id)).map((reservation) => reservation.id);
-  const journaledCalls = journalIndexes.filter((index) => index >= run.callIndex).length;
+  // Read from the checked copy: a caller's getter or proxy is read once, inside the check.
+  const input = checked.value;
+  const known = new Set(input.run.interruptedReservations ?? []);
+  const open = input.reservations.filter((reservation) => reservation.reservedAt >= input.run.createdAt && !known.has(reservation.id)).map((reservation) => reservation.id);
+  const journaledCalls = input.journalIndexes.filter((index) => index >= input.run.callIndex).length;
   // Journaled calls replay for free, unless the journal keeps their digests only (`journaledCallsReplay: false`): then running them again pays again.
-  const replayable = options.journaledCallsReplay !== false;
+  const replayable = input.options.journaledCallsReplay !== false;
   if (open.length === 0 && (replayable || journaledCalls === 0)) return ok(undefined);
-  return ok({ reservations: open, journaledCalls, fromCallIndex: run.callIndex });
+  return ok({ reservations: open, journaledCalls, fromCallIndex: input.run.callIndex });
 }
 
 /** Input of {@link decideInterrupted}. */
@@ -77,7 +94,7 @@ const DecisionSchema = z.strictObject({
  * naming the stage whose call would have to be paid again, and remembers the open reservations
  * it names (they stay charged; a later step does not hand off for them again). Nothing is
  * replayed or called. The caller continues it explicitly (`step` with `continueHandoff: true`),
- * starts the task again, or leaves it.
+ * starts the task again, or leaves it. `invalid_input` for a run or an input of the wrong shape.
  *
  * @example
  * ```ts
@@ -86,7 +103,7 @@ const DecisionSchema = z.strictObject({
  * ```
  */
 export function decideInterrupted(run: RunDoc, input: InterruptedDecisionInput): Result<RunDoc, KeelError> {
-  const checked = validate(DecisionSchema, input, "interrupted decision");
+  const checked = validate(HandoffRunSchema, run, "run document").andThen(() => validate(DecisionSchema, input, "interrupted decision"));
   if (checked.isErr()) return err(checked.error);
   const { stage, skill, work, at } = input;
   return ok({
@@ -107,9 +124,12 @@ export function decideInterrupted(run: RunDoc, input: InterruptedDecisionInput):
  * Whether a step may run on this run, as far as handoffs go, purely: `continueHandoff` is
  * accepted only on a run handed off because it was interrupted (`conflict`, reason
  * `not_interrupted`, otherwise); without it, such a run is refused like any ended run.
- * Returns the run to step (status `ready` again when continued).
+ * Returns the run to step (status `ready` again when continued); `invalid_input` for a value
+ * that is not a run, or a `continueHandoff` that is not a boolean.
  */
 export function decideContinue(run: RunDoc, continueHandoff: boolean): Result<RunDoc, KeelError> {
+  const checked = validate(HandoffRunSchema, run, "run document").andThen(() => validate(ContinueSchema, continueHandoff, "continueHandoff"));
+  if (checked.isErr()) return err(checked.error);
   const interrupted = run.status === "handed_off" && run.outcome?.reason === "interrupted";
   if (!continueHandoff) return ok(run);
   if (!interrupted) {
