@@ -101,22 +101,28 @@ const CompactionSchema = z.strictObject({
 
 const functionValue = (what: string) => z.custom<(...args: never[]) => unknown>((value) => typeof value === "function", `${what} must be a function`);
 
+/** zod schema of {@link AiSdkBackendOptions.model}: a `LanguageModel` (an object with `doGenerate`) or a model id. */
+export const AiSdkModelSchema = z.union([
+  z.string().min(1),
+  z.custom<object>(
+    (value) => typeof value === "object" && value !== null && typeof (value as { doGenerate?: unknown }).doGenerate === "function",
+    "model must be an AI SDK LanguageModel (an object with doGenerate) or a model id",
+  ),
+]);
+
+/** zod schema of {@link AiSdkBackendOptions.providerOptions}: options by provider name. */
+export const AiSdkProviderOptionsSchema = z.record(z.string(), z.record(z.string(), z.unknown()));
+
 /** zod schema of {@link AiSdkBackendOptions} (strict: an unknown option is refused). */
 export const AiSdkBackendOptionsSchema: z.ZodType<AiSdkBackendOptions> = z.strictObject({
-  model: z.union([
-    z.string().min(1),
-    z.custom<object>(
-      (value) => typeof value === "object" && value !== null && typeof (value as { doGenerate?: unknown }).doGenerate === "function",
-      "model must be an AI SDK LanguageModel (an object with doGenerate) or a model id",
-    ),
-  ]),
+  model: AiSdkModelSchema,
   tools: z.record(z.string().min(1), z.looseObject({})).optional(),
   system: z.string().optional(),
   stopWhen: z.union([functionValue("stopWhen"), z.array(functionValue("stopWhen")).min(1)]).optional(),
   store: keelStoreSchema(["docs", "logs"]),
   id: SafeNameSchema.optional(),
   maxRetries: z.number().int().nonnegative().max(100).optional(),
-  providerOptions: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
+  providerOptions: AiSdkProviderOptionsSchema.optional(),
   toolFileAccess: z.record(z.string().min(1), ToolFileAccessSchema).optional(),
   compaction: CompactionSchema.optional(),
   clock: z.custom<Clock>((value) => typeof (value as Clock | undefined)?.now === "function", "clock must have now()").optional(),

@@ -9,11 +9,12 @@ import {
   type BackendTurnRequest,
   type BackendTurnResult,
 } from "@keel/backend";
-import { addUsage, KeelError, newId, validateOrThrow, type Usage } from "@keel/core";
+import { addUsage, KeelError, newId, validate, validateOrThrow, type Usage } from "@keel/core";
 import { openTranscript, type Transcript, type TranscriptContext, type TranscriptEntryInput } from "@keel/transcript";
 import { generateText, stepCountIs, type ModelMessage } from "ai";
 import { err, errAsync, ok, ResultAsync, type Result } from "neverthrow";
-import { AiSdkBackendOptionsSchema, type AiSdkBackendOptions, type AiSdkProviderOptions } from "./ai-sdk-backend-options.js";
+import { z } from "zod";
+import { AiSdkBackendOptionsSchema, AiSdkModelSchema, AiSdkProviderOptionsSchema, type AiSdkBackendOptions, type AiSdkProviderOptions } from "./ai-sdk-backend-options.js";
 import { compactThread, needsCompaction } from "./internal/ai-sdk-compaction.js";
 import { aiSdkError } from "./internal/ai-sdk-errors.js";
 import { streamTurn } from "./internal/ai-sdk-progress.js";
@@ -31,13 +32,23 @@ function providerOf(model: AiSdkBackendOptions["model"]): string | undefined {
   return isRecord(model) && typeof model.provider === "string" ? model.provider : undefined;
 }
 
+/** A turn's optional `AbortSignal`. */
+const SignalSchema = z.custom<AbortSignal>((value) => value instanceof AbortSignal, "signal must be an AbortSignal").optional();
+
+const CallProviderOptionsInputSchema = z.strictObject({ model: AiSdkModelSchema, given: AiSdkProviderOptionsSchema.optional() });
+
 /**
  * The provider options of a call: the host's, with `openai.store: false` for an OpenAI Responses
  * model unless the host set it. Why: the Responses provider sends earlier assistant output as
  * references to items stored server-side; a thread restored from Keel (another host, a later
  * day, an expired item) must carry them inline.
+ *
+ * @throws KeelError `invalid_input` when `model` is not a `LanguageModel` or a model id, or
+ * `given` is not provider options (an object of objects) or `undefined`: a plain value answers a
+ * plain value, and a caller's mistake is not read as "no options".
  */
 export function callProviderOptions(model: AiSdkBackendOptions["model"], given: AiSdkProviderOptions | undefined): AiSdkProviderOptions | undefined {
+  validateOrThrow(CallProviderOptionsInputSchema, { model, given }, "callProviderOptions arguments");
   const provider = providerOf(model);
   if (provider === undefined || !provider.endsWith(".responses")) return given;
   const openai = given?.openai ?? {};
@@ -213,9 +224,10 @@ export function createAiSdkBackend(options: AiSdkBackendOptions): Backend {
     id,
     capabilities: { resume: true, skills: "prompt", usage: "full", instructions: "prompt" },
     runTurn(request: BackendTurnRequest, signal?: AbortSignal, onEvent?: BackendTurnListener): ResultAsync<BackendTurnResult, KeelError> {
-      const valid = validateBackendTurnRequest(request);
-      if (valid.isErr()) return errAsync(withBackendContext(valid.error, id, request?.threadId ?? null));
-      if (signal?.aborted) return errAsync(backendError("aborted", id, "the turn was aborted before it started", { threadId: request.threadId ?? null }));
+      // The request and the signal are read once, inside the checks: a value whose reading throws is invalid_input (no thread id is known then).
+      const valid = validateBackendTurnRequest(request).andThen((checked) => validate(SignalSchema, signal, "turn signal").map(() => checked));
+      if (valid.isErr()) return errAsync(withBackendContext(valid.error, id, null));
+      if (signal?.aborted) return errAsync(backendError("aborted", id, "the turn was aborted before it started", { threadId: valid.value.threadId ?? null }));
       return open(valid.value).andThen((transcript) => settle(transcript, valid.value, signal, onEvent));
     },
   };

@@ -6,14 +6,19 @@ import { z } from "zod";
 import { MARKER_KEY, markSplit, messageToPi, piToMessages } from "./internal/message-convert.js";
 import { isRecord, type JsonRecord } from "./internal/message-parts.js";
 
-const ModelMessagesSchema = z.array(
-  z.looseObject({
-    role: z.union([z.literal("system"), z.literal("user"), z.literal("assistant"), z.literal("tool")]),
-    content: z.union([z.string(), z.array(z.unknown())]),
-  }),
-);
+/** Any array: its messages are checked one by one after, stopping at the first bad one (a huge array of bad items is one issue, not millions). */
+const MessageListSchema = z.array(z.unknown());
 
-const StoredItemsSchema = z.array(z.looseObject({}));
+const ModelMessageSchema = z.looseObject({
+  role: z.union([z.literal("system"), z.literal("user"), z.literal("assistant"), z.literal("tool")]),
+  content: z.union([z.string(), z.array(z.unknown())]),
+});
+
+/** An item kept as it is (not copied: a copy would drop an own `__proto__` key, and the round trip is byte-faithful). */
+const StoredItemsSchema = z.array(z.custom<JsonRecord>((value) => isRecord(value), "an item must be an object"));
+
+/** What {@link toModelMessages} reads: an array of stored items, or a context holding them in `messages`. */
+const StoredSourceSchema = z.union([StoredItemsSchema, z.looseObject({ messages: StoredItemsSchema })]);
 
 /** A `generateText` result as far as its messages go: ai 7's `responseMessages`, or ai 6's `response.messages`. */
 const CallResultSchema = z.union([
@@ -78,8 +83,14 @@ function storedForm(candidate: JsonRecord): JsonRecord | undefined {
  * ```
  */
 export function fromModelMessages(messages: readonly ModelMessage[]): Result<TranscriptEntryInput[], KeelError> {
-  return validate(ModelMessagesSchema, messages, "model messages")
-    .andThen(() => asJson(messages))
+  const list = validate(MessageListSchema, messages, "model messages (an array)");
+  if (list.isErr()) return err(list.error);
+  for (const [index, message] of list.value.entries()) {
+    const checked = validate(ModelMessageSchema, message, `model message ${index}`);
+    if (checked.isErr()) return err(checked.error);
+  }
+  // The list read once (above): a proxy's or a getter's later answers are not what was checked.
+  return asJson(list.value)
     .andThen((json) => {
       const entries: TranscriptEntryInput[] = [];
       let previousRole: unknown;
@@ -131,7 +142,7 @@ export function responseMessagesOf(result: { readonly response: { readonly messa
  * itself are read too (pi's own fields such as signatures, usage and timestamps are left out,
  * consecutive tool results become one tool message).
  *
- * @returns the messages, or `invalid_input` when an item is not an object.
+ * @returns the messages, or `invalid_input` when an item is not an object (or reading one throws).
  *
  * @example
  * ```ts
@@ -140,14 +151,20 @@ export function responseMessagesOf(result: { readonly response: { readonly messa
  * ```
  */
 export function toModelMessages(source: TranscriptContext | readonly (TranscriptEntry | TranscriptEntryInput | TranscriptMessage)[]): Result<ModelMessage[], KeelError> {
-  const items: unknown = Array.isArray(source) ? source : isRecord(source) ? source.messages : source;
-  return validate(StoredItemsSchema, items, "transcript messages").map(() => {
+  // Checked (and read) once, inside the check: a proxy or a getter that throws is invalid_input, never a throw.
+  return validate(StoredSourceSchema, source, "transcript messages").andThen((checked) => {
+    const items = (Array.isArray(checked) ? checked : checked.messages) as JsonRecord[];
     const stored: JsonRecord[] = [];
-    for (const item of items as JsonRecord[]) {
-      if (typeof item.type === "string") {
-        if (item.type === "message" && isRecord(item.message)) stored.push(item.message);
-      } else stored.push(item);
+    try {
+      for (const item of items) {
+        if (typeof item.type === "string") {
+          if (item.type === "message" && isRecord(item.message)) stored.push(item.message);
+        } else stored.push(item);
+      }
+      return ok(piToMessages(stored) as unknown as ModelMessage[]);
+    } catch (cause) {
+      // The items are the caller's own objects (kept as they are, for a byte-faithful trip): a proxy or a getter that throws when read is the caller's bad input.
+      return err(new KeelError("invalid_input", "invalid transcript messages: reading them threw", { cause, details: { what: "transcript messages" } }));
     }
-    return piToMessages(stored) as unknown as ModelMessage[];
   });
 }
