@@ -10,7 +10,7 @@ import {
   type BackendTurnRequest,
   type BackendTurnResult,
 } from "@keel/backend";
-import { KeelError, validateOrThrow } from "@keel/core";
+import { KeelError, validate, validateOrThrow } from "@keel/core";
 import { err, errAsync, ResultAsync, type Result } from "neverthrow";
 import { z } from "zod";
 import { createBoundedCapture } from "../internal/bounded-capture.js";
@@ -91,6 +91,9 @@ const name = z
   .max(256)
   .refine((value) => !value.includes("\0"), { message: "must not contain NUL" });
 
+/** Which settings Claude Code loads (`settingSources`); absent: all. */
+const SettingSourcesSchema = z.array(z.enum(["user", "project", "local"])).optional();
+
 const OptionsSchema = z.strictObject({
   query: z.custom<ClaudeAgentSdkQuery>((value) => typeof value === "function", { message: "must be the SDK's query function" }).optional(),
   model: name.refine((value) => !value.startsWith("-"), { message: "must not start with '-'" }).optional(),
@@ -103,7 +106,7 @@ const OptionsSchema = z.strictObject({
       z.strictObject({ type: z.literal("preset"), preset: z.literal("claude_code"), append: z.string().optional() }),
     ])
     .optional(),
-  settingSources: z.array(z.enum(["user", "project", "local"])).optional(),
+  settingSources: SettingSourcesSchema,
   maxTurns: z.number().int().positive().max(10_000).optional(),
   forkSession: z.boolean().optional(),
   pathToClaudeCodeExecutable: name.max(4096).optional(),
@@ -118,6 +121,18 @@ const OptionsSchema = z.strictObject({
     )
     .optional(),
 });
+
+/**
+ * The options as given, `env` copied into a plain object first (`process.env` is not one), inside
+ * the parse: options whose reading throws (a getter, a proxy trap) are `invalid_input`, never a throw.
+ */
+const OptionsInputSchema = z.preprocess((input) => withPlainEnv(input), OptionsSchema);
+
+/** A turn's optional `AbortSignal`. */
+const SignalSchema = z.custom<AbortSignal>((value) => value instanceof AbortSignal, "signal must be an AbortSignal").optional();
+
+/** What {@link claudeAgentSdkCapabilities} reads of the options (any other option is left alone). */
+const CapabilitiesOptionsSchema = z.looseObject({ settingSources: SettingSourcesSchema });
 
 /** Whether this process runs as root (uid 0); `false` where there are no uids. */
 function runsAsRoot(): boolean {
@@ -171,8 +186,12 @@ function postToolUseHook(parser: StreamParser, afterPush: () => void): ClaudeAge
  * of the directories it is given, only with the `project` setting source (seen with 0.3.336): with
  * it (or with all sources, the default) skills and instructions are `native`, without it both are
  * `prompt` — the host puts them into the prompt.
+ *
+ * @throws KeelError `invalid_input` when `options` is not an object or its `settingSources` is
+ * not an array of `"user"`, `"project"` and `"local"`.
  */
 export function claudeAgentSdkCapabilities(options: Pick<ClaudeAgentSdkBackendOptions, "settingSources"> = {}): BackendCapabilities {
+  validateOrThrow(CapabilitiesOptionsSchema, options, "claude-agent-sdk capabilities options");
   const loadsProject = options.settingSources === undefined || options.settingSources.includes("project");
   const delivery = loadsProject ? "native" : "prompt";
   return Object.freeze({ resume: true, skills: delivery, usage: "full", instructions: delivery });
@@ -211,7 +230,7 @@ export function claudeAgentSdkCapabilities(options: Pick<ClaudeAgentSdkBackendOp
  * ```
  */
 export function createClaudeAgentSdkBackend(options: ClaudeAgentSdkBackendOptions = {}): Backend {
-  const settings = validateOrThrow(OptionsSchema, withPlainEnv(options), "claude-agent-sdk backend options") as ClaudeAgentSdkBackendOptions;
+  const settings = validateOrThrow(OptionsInputSchema, options, "claude-agent-sdk backend options") as ClaudeAgentSdkBackendOptions;
   const capabilities = claudeAgentSdkCapabilities(settings);
   let loading: Promise<ClaudeAgentSdkQuery> | undefined;
   const loadQuery = (): Promise<ClaudeAgentSdkQuery> => {
@@ -225,7 +244,8 @@ export function createClaudeAgentSdkBackend(options: ClaudeAgentSdkBackendOption
   };
 
   const runTurn = (input: BackendTurnRequest, signal?: AbortSignal, onEvent?: BackendTurnListener): ResultAsync<BackendTurnResult, KeelError> => {
-    const valid = validateBackendTurnRequest(input);
+    // The signal too is read once, inside a check: a value that is not an AbortSignal is invalid_input, never a throw.
+    const valid = validateBackendTurnRequest(input).andThen((checked) => validate(SignalSchema, signal, "turn signal").map(() => checked));
     if (valid.isErr()) return errAsync(withBackendContext(valid.error, CLAUDE_AGENT_SDK_ID, null));
     const request = valid.value;
     if (signal?.aborted) return errAsync(backendError("aborted", CLAUDE_AGENT_SDK_ID, `${CLAUDE_AGENT_SDK_ID} turn was aborted before it started`));

@@ -1,6 +1,7 @@
 import { backendError } from "@keel/backend";
-import type { JsonObject, KeelError } from "@keel/core";
+import { validate, validateOrThrow, type JsonObject, type KeelError } from "@keel/core";
 import { err, type Result } from "neverthrow";
+import { z } from "zod";
 import {
   CLAUDE_STYLE_RESUME_FAILURE,
   asArray,
@@ -35,6 +36,38 @@ export interface ClaudeAgentSdkRun {
   timeoutMs: number;
 }
 
+/** An object, kept as it is (a caller's record is not copied). */
+const RecordSchema = z.custom<Loose>((value) => typeof value === "object" && value !== null && !Array.isArray(value), "must be an object");
+/** An SDK message: its fields are read once, into a copy, inside the check (a proxy or a getter that throws is refused there). */
+const MessageSchema = z.looseObject({});
+
+/** What {@link decideClaudeAgentSdkOutcome} reads of a run: a value without it is `invalid_input`, never a TypeError. */
+const RunSchema = z.looseObject({
+  findings: z.looseObject({
+    threadId: z.string().nullable(),
+    text: z.string().nullable(),
+    usage: RecordSchema,
+    fileAccess: z.array(z.unknown()),
+    toolCalls: z.number(),
+    resumeState: RecordSchema.nullable(),
+    terminal: z.boolean(),
+    inBandError: z.string().nullable(),
+    events: z.number(),
+    strayLines: z.number(),
+    strayText: z.string(),
+    corruptReason: z.string().nullable(),
+  }),
+  result: MessageSchema.optional(),
+  thrown: z.unknown(),
+  stop: z.enum(["timeout", "aborted"]).nullable(),
+  resumeThreadId: z.string().nullable(),
+  stderr: z.string(),
+  timeoutMs: z.number(),
+});
+
+/** The arguments of {@link claudeAgentSdkTurnCost}. */
+const TurnCostInputSchema = z.strictObject({ result: MessageSchema, resuming: z.boolean(), resumeState: MessageSchema.nullable() });
+
 function firstLine(text: string): string {
   const line = text
     .split("\n")
@@ -56,8 +89,14 @@ const NOT_STARTED = /ENOENT|executable not found|native binary not found|not fou
  * resumed or forked session saved, so it is the turn's only on a fresh one; the SDK's
  * `model_usage_since_last_result` (not in its `.d.ts` at 0.3.336, present in its results) prices
  * the turn itself; failing both, the previous total kept in `resumeState` is subtracted.
+ *
+ * @throws KeelError `invalid_input` when `result` is not an object, `resuming` not a boolean or
+ * `resumeState` neither an object nor `null` (a plain value answers a plain value).
  */
-export function claudeAgentSdkTurnCost(result: Loose, resuming: boolean, resumeState: JsonObject | null): number | null {
+export function claudeAgentSdkTurnCost(given: Loose, resuming: boolean, givenState: JsonObject | null): number | null {
+  const input = validateOrThrow(TurnCostInputSchema, { result: given, resuming, resumeState: givenState }, "claude-agent-sdk turn cost arguments");
+  const result = input.result as Loose;
+  const resumeState = input.resumeState as JsonObject | null;
   const since = asRecord(result.model_usage_since_last_result);
   const costs = Object.values(since ?? {}).map((entry) => asNumber(asRecord(entry)?.costUSD));
   if (costs.length > 0 && costs.every((cost) => cost !== undefined && cost >= 0)) {
@@ -85,8 +124,14 @@ export function claudeAgentSdkTurnCost(result: Loose, resuming: boolean, resumeS
  * 5. no `result` and a throw → `unavailable` when Claude Code could not be started, else
  *    `backend_failed` (retryable when the text says the failure is transient);
  * 6. no `result` and no throw → `corrupt` (through {@link decideTurnOutcome}).
+ *
+ * `invalid_input` when `run` is not a {@link ClaudeAgentSdkRun}.
  */
-export function decideClaudeAgentSdkOutcome(run: ClaudeAgentSdkRun): Result<ParsedTurn, KeelError> {
+export function decideClaudeAgentSdkOutcome(given: ClaudeAgentSdkRun): Result<ParsedTurn, KeelError> {
+  const checked = validate(RunSchema, given, "claude-agent-sdk run");
+  if (checked.isErr()) return err(checked.error);
+  // The checked copy from here on: what is decided is what was read.
+  const run = checked.value as unknown as ClaudeAgentSdkRun;
   const { findings, result, resumeThreadId, stderr } = run;
   const threadId = findings.threadId ?? resumeThreadId;
   const thrown = thrownMessage(run.thrown);

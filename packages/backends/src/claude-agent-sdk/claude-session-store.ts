@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
-import { digest, isSafeName, KeelError, validateOrThrow, type JsonValue } from "@keel/core";
+import { digest, isJsonValue, isSafeName, KeelError, validateOrThrow, type JsonValue } from "@keel/core";
 import type { ResultAsync } from "neverthrow";
 import { z } from "zod";
 
@@ -82,6 +82,17 @@ const OptionsSchema = z.strictObject({
   pageSize: z.number().int().min(1).max(100_000).optional(),
 });
 
+/** A session key as the SDK passes it (read once, into this copy). */
+const KeySchema = z.looseObject({ projectKey: z.string(), sessionId: z.string(), subpath: z.string().optional() });
+/** A batch of entries: each one a JSON object with a `type` (the SDK's `SessionStoreEntry`), kept as it is (stored as the SDK gave it). */
+const EntriesSchema = z.array(
+  z.custom<ClaudeSessionEntry>(
+    (value) => typeof value === "object" && value !== null && !Array.isArray(value) && typeof (value as { type?: unknown }).type === "string" && isJsonValue(value),
+    { message: "an entry must be a JSON object with a type" },
+  ),
+);
+const ProjectKeySchema = z.string();
+
 /** A key segment for an id: `u<id>` when it is plain (lowercase letters, digits, `-`), else `b<base64url>`. */
 function idSegment(value: string): string {
   const plain = /^[a-z0-9][a-z0-9-]*$/.test(value) ? `u${value}` : `b${Buffer.from(value, "utf8").toString("base64url")}`;
@@ -120,7 +131,9 @@ async function unwrap<T>(result: ResultAsync<T, KeelError>): Promise<T> {
  * An entry with a `uuid` is appended under an id made of the uuid and the entry's digest, so the
  * SDK's retries and `importSessionToStore` replays keep it once; an entry without one is always
  * appended, as the SDK's contract says. Store failures reject with the store's `KeelError` (the
- * SDK retries an append, then reports a `mirror_error` message).
+ * SDK retries an append, then reports a `mirror_error` message). A method given a key, entries
+ * or a project key of the wrong shape rejects with `invalid_input` (a `KeelError`: the SDK's
+ * interface is Promises) before it touches the store.
  *
  * @throws KeelError `invalid_input` at once for bad options.
  *
@@ -151,7 +164,9 @@ export function createClaudeSessionStore(options: ClaudeSessionStoreOptions): Cl
   };
 
   return {
-    async append(key, entries) {
+    async append(givenKey, givenEntries) {
+      const key = (validateOrThrow(KeySchema, givenKey, "Claude session key") as ClaudeSessionKey);
+      const entries = validateOrThrow(EntriesSchema, givenEntries, "Claude session entries");
       const records: { id: string; value: JsonValue }[] = [];
       const ids = new Set<string>();
       for (const entry of entries) {
@@ -170,8 +185,8 @@ export function createClaudeSessionStore(options: ClaudeSessionStoreOptions): Cl
         indexed.add(indexKey);
       }
     },
-    async load(key) {
-      const log = transcriptLog(key);
+    async load(givenKey) {
+      const log = transcriptLog((validateOrThrow(KeySchema, givenKey, "Claude session key") as ClaudeSessionKey));
       if ((await unwrap(logs.head(log))) === undefined) return null;
       const entries: ClaudeSessionEntry[] = [];
       let afterSeq = 0;
@@ -182,7 +197,8 @@ export function createClaudeSessionStore(options: ClaudeSessionStoreOptions): Cl
         afterSeq = page[page.length - 1]!.seq;
       }
     },
-    async listSessions(projectKey) {
+    async listSessions(givenProjectKey) {
+      const projectKey = validateOrThrow(ProjectKeySchema, givenProjectKey, "Claude project key");
       const keys = await unwrap(logs.list([namespace, "projects", projectSegment(projectKey)]));
       const sessions: { sessionId: string; mtime: number }[] = [];
       for (const key of keys) {
@@ -193,7 +209,8 @@ export function createClaudeSessionStore(options: ClaudeSessionStoreOptions): Cl
       }
       return sessions;
     },
-    async delete(key) {
+    async delete(givenKey) {
+      const key = (validateOrThrow(KeySchema, givenKey, "Claude session key") as ClaudeSessionKey);
       if (key.subpath === undefined) {
         for (const log of await unwrap(logs.list(sessionPrefix(key.sessionId)))) await unwrap(logs.delete(log));
         await unwrap(logs.delete(indexLog(key.projectKey, key.sessionId)));
@@ -202,7 +219,8 @@ export function createClaudeSessionStore(options: ClaudeSessionStoreOptions): Cl
         await unwrap(logs.delete(transcriptLog(key)));
       }
     },
-    async listSubkeys(key) {
+    async listSubkeys(givenKey) {
+      const key = (validateOrThrow(KeySchema, givenKey, "Claude session key") as ClaudeSessionKey);
       const keys = await unwrap(logs.list([...sessionPrefix(key.sessionId), "sub"]));
       return keys.map((log) => fromIdSegment(log[4] ?? "")).filter((subpath): subpath is string => subpath !== undefined);
     },
