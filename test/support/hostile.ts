@@ -113,9 +113,10 @@ export const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
  * any item should be, and a revoked proxy (even `Array.isArray` throws on it). An entry point
  * answers each with a typed refusal (or `false`, for a predicate), never a throw.
  *
- * Left out: a proxy whose `getPrototypeOf` trap throws, and the revoked proxy where a primitive is
- * expected. zod reads those while it words its issue (lazily, after `safeParse` returned), which
- * `@keel/core`'s `validate` does outside its guard.
+ * Left out: a proxy whose `getPrototypeOf` trap throws. Where a record is expected it reads as an
+ * empty one and is accepted; where it is refused, zod reads it again while it words its issue,
+ * which `@keel/core`'s `validate` guards (its own test covers that case and the revoked proxy
+ * where a primitive is expected).
  */
 export function hostileStructures(): [label: string, value: unknown][] {
   const trap = (): never => {

@@ -108,6 +108,32 @@ describe("ids, clocks and tokens", () => {
 });
 
 describe("validate", () => {
+  it("refuses with invalid_input, never a throw, an input zod reads again while it words its issue", () => {
+    const revoked = Proxy.revocable({}, {});
+    revoked.revoke();
+    const prototypeTrap = new Proxy(
+      {},
+      {
+        getPrototypeOf: () => {
+          throw new Error("hostile getPrototypeOf");
+        },
+      },
+    );
+    for (const [schema, input] of [
+      [z.string(), revoked.proxy],
+      [z.number(), revoked.proxy],
+      [z.boolean(), revoked.proxy],
+      [z.string(), prototypeTrap],
+      [z.object({ name: z.string() }), prototypeTrap],
+    ] as const) {
+      const result = validate(schema, input, "hostile value");
+      expect(result.isErr()).toBe(true);
+      expect(result._unsafeUnwrapErr()).toBeInstanceOf(KeelError);
+      expect(result._unsafeUnwrapErr().code).toBe("invalid_input");
+      expect(result._unsafeUnwrapErr().message).toMatch(/^invalid hostile value/);
+    }
+  });
+
   it("answers bad input with invalid_input naming the field", () => {
     const result = validate(z.object({ turns: z.number().int() }), { turns: "x" }, "limits");
     expect(result.isErr()).toBe(true);

@@ -10,24 +10,25 @@ import type { JsonValue } from "./json.js";
  * too, never a throw.
  */
 export function validate<S extends z.ZodType>(schema: S, input: unknown, what: string): Result<z.output<S>, KeelError> {
-  let parsed: z.ZodSafeParseResult<z.output<S>>;
   try {
-    parsed = schema.safeParse(input);
+    const parsed = schema.safeParse(input);
+    if (parsed.success) return ok(parsed.data);
+    // zod builds its issues lazily, and building them can read the input again (a message that
+    // names a received type reads a proxy's prototype): inside the try, like the parse.
+    const issues: JsonValue[] = parsed.error.issues.map((issue) => ({
+      path: issue.path.map((part) => (typeof part === "symbol" ? String(part) : part)).join("."),
+      message: issue.message,
+    }));
+    const first = parsed.error.issues[0];
+    const where = first && first.path.length > 0 ? ` at ${first.path.map(String).join(".")}` : "";
+    return err(
+      new KeelError("invalid_input", `invalid ${what}${where}: ${first?.message ?? "validation failed"}`, {
+        details: { what, issues },
+      }),
+    );
   } catch (error) {
     return err(unreadable(what, error));
   }
-  if (parsed.success) return ok(parsed.data);
-  const issues: JsonValue[] = parsed.error.issues.map((issue) => ({
-    path: issue.path.map((part) => (typeof part === "symbol" ? String(part) : part)).join("."),
-    message: issue.message,
-  }));
-  const first = parsed.error.issues[0];
-  const where = first && first.path.length > 0 ? ` at ${first.path.map(String).join(".")}` : "";
-  return err(
-    new KeelError("invalid_input", `invalid ${what}${where}: ${first?.message ?? "validation failed"}`, {
-      details: { what, issues },
-    }),
-  );
 }
 
 /**
