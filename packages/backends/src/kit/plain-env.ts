@@ -1,7 +1,7 @@
 /**
  * `process.env` is not a plain object, so zod refuses it as a record: an `env` field is copied
- * into a plain object before an adapter validates its options. Anything else is returned
- * unchanged.
+ * into a plain object before an adapter validates its options. Anything else, and options whose
+ * reading throws, are returned unchanged (for validation to refuse).
  *
  * @example
  * ```ts
@@ -10,7 +10,13 @@
  */
 export function withPlainEnv<T>(input: T): T {
   if (typeof input !== "object" || input === null) return input;
-  const env = (input as { env?: unknown }).env;
-  if (typeof env !== "object" || env === null) return input;
-  return { ...input, env: { ...env } };
+  try {
+    const env = (input as { env?: unknown }).env;
+    if (typeof env !== "object" || env === null) return input;
+    return { ...input, env: { ...env } };
+  } catch {
+    // Options whose reading throws (a getter, a proxy trap) go to validation as they are, which
+    // refuses them with invalid_input: the copy never turns them into a raw error.
+    return input;
+  }
 }
