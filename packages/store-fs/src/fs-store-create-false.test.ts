@@ -11,9 +11,9 @@ const tempDir = () => dirs.dir();
 
 /**
  * Every entry under `dir` (directories included, so a created or removed one shows) with its
- * mode, and each file's size, mtime and content: equal hashes mean nothing was created, changed
- * or removed. A directory's mtime is left out: a key lock taken and released (a token renamed in
- * and out of its directory under `_keel/locks/`) changes it and nothing else.
+ * mode and mtime, and each file's size and content: equal hashes mean nothing was created,
+ * changed, renamed or removed. A directory's mtime is kept in: a read of a store opened with
+ * `create: false` takes no lock, so not even a lock token comes and goes.
  */
 function treeHash(dir: string): string {
   const hash = createHash("sha256");
@@ -23,7 +23,10 @@ function treeHash(dir: string): string {
       const info = lstatSync(full);
       hash.update(`${path.relative(dir, full)}\0${info.mode}\0`);
       if (info.isSymbolicLink()) hash.update(readlinkSync(full));
-      else if (info.isDirectory()) walk(full);
+      else if (info.isDirectory()) {
+        hash.update(`${info.mtimeMs}\0`);
+        walk(full);
+      }
       else hash.update(`${info.size}\0${info.mtimeMs}\0`).update(readFileSync(full));
     }
   };

@@ -45,9 +45,16 @@ export interface FsStoreOptions {
    * created (what reading tools such as `keel inspect` use). A store that opening would mend is
    * refused instead, also with nothing changed: an empty or torn marker is `corrupt`, an older
    * layout `unsupported` (open it once with `create: true` to rewrite or upgrade it). Errors
-   * are thrown at construction, like every other open error. Once open, the store reads and
-   * writes as with `create: true` (operations take their key locks in `_keel/locks/`, a token
-   * that comes and goes, and keep the id sidecars of logs over 256 KiB, a cache).
+   * are thrown at construction, like every other open error. Once open, reads write nothing
+   * either: `docs.get`/`list`, `logs.read`/`head`/`list`, `leases.current` and `check()` without
+   * repair take no lock (no token renamed, no lock directory made), save no id sidecar, write no
+   * boot record and cut no torn tail (a read skips it, `check()` reports it), so a read-only
+   * directory can be read. `check()` then reads a log without its lock: it reports a torn tail
+   * only once no live writer holds the lock and a second scan finds the same one (an append in
+   * flight never does), and is `unavailable` when a writer keeps the lock of a log with a tail
+   * past `lockWaitMs`.
+   * Writes (`put`, `delete`, `append`, lease changes, `check({ repair: true })`) work as with
+   * `create: true`, locks and sidecars included.
    */
   create?: boolean;
   /**

@@ -28,8 +28,9 @@ import { openFsStore } from "./internal/open-fs-store.js";
  * Capabilities: scope `host`, durability `fsync` (of documents and logs). Not for network file systems (NFS, SMB) or for
  * processes on several hosts. Throws a `KeelError` at once for bad options (`invalid_input`), a
  * directory that cannot be created (`io_failed`) or a newer on-disk layout (`unsupported`). With
- * `create: false` nothing is created or changed when opening: no store there is `not_found`, and
- * a store that opening would mend (a torn marker, an older layout) is refused (see {@link FsStoreOptions.create}).
+ * `create: false` nothing is created or changed when opening or by any read (no lock is taken):
+ * no store there is `not_found`, and a store that opening would mend (a torn marker, an older
+ * layout) is refused (see {@link FsStoreOptions.create}).
  *
  * @example
  * ```ts

@@ -9,6 +9,7 @@ import { inspectDoc, isDamaged, type DamagedDoc, type DocRead } from "./fs-docs.
 import { ensureDirectory, writeFileDurably } from "./fs-durable-write.js";
 import { explainedBy, findInternalForeign, foreignKind, lockEntryMovable, quarantineForeign, type ForeignEntry } from "./fs-foreign.js";
 import { closeQuietly, isErrno } from "./fs-io.js";
+import type { LogView } from "./log-index.js";
 import { inspectLeaseDirectory } from "./fs-leases.js";
 import { createLeaseDirectory } from "./lease-entry.js";
 import { readBootRecord } from "./lease-epoch.js";
@@ -175,13 +176,70 @@ async function replaceDamaged(
   return entry;
 }
 
+/** How many scans a check of a store opened with `create: false` makes of a log whose tail keeps changing. */
+const QUIET_LOG_SCANS = 8;
+
+/** What a scan of a log found wrong: its torn tail, or the damage it stopped at. */
+function logProblem(view: LogView | undefined, error: unknown): string | undefined {
+  if (error !== undefined) return KeelError.is(error, "corrupt") ? `corrupt:${String(error.details.offset)}:${error.message}` : undefined;
+  return view?.tail ? `tail:${view.tail.offset}:${view.tail.bytes}:${view.tail.lost?.offset ?? ""}` : undefined;
+}
+
+/**
+ * A log scanned from the start by the check of a store opened with `create: false`, which takes
+ * no lock (taking one renames a token, and may build the lock's directory). Lines up to the last
+ * batch end never change while the file keeps its identity (an append writes after them, a
+ * delete renames a new file over the old one, which the open descriptor keeps reading), each is
+ * verified by its CRC, and a batch counts only with its end line: what a scan finds there is
+ * there. Only the bytes after it can be an append in flight in another process rather than a
+ * torn tail (or damage a concurrent cut is removing), so a problem counts only when a scan made
+ * after no live process was seen holding the log's lock (`LockManager.awaitUnheld`) finds exactly
+ * what the scan before it found: an append in flight ends before its lock is free, and has then
+ * committed (the committed end moved past the tail) or been cut by its writer, so it never shows
+ * the same twice. `unavailable` when the log keeps changing under its writers for every scan.
+ */
+async function quietLogView(context: FsContext, resource: string, file: string): Promise<LogView> {
+  let previous: string | undefined;
+  for (let scan = 0; scan < QUIET_LOG_SCANS; scan++) {
+    if (scan > 0) await context.locks.awaitUnheld(resource);
+    context.logIndex.forget(file, true);
+    let view: LogView | undefined;
+    let failure: unknown;
+    try {
+      view = context.logIndex.open(file, "r", { whole: true });
+    } catch (error) {
+      failure = error;
+    }
+    const problem = logProblem(view, failure);
+    if (problem === undefined || problem === previous) {
+      if (failure !== undefined) throw failure;
+      return view!;
+    }
+    closeQuietly(context.io, view?.fd);
+    if (failure !== undefined && !KeelError.is(failure, "corrupt")) throw failure;
+    previous = problem;
+  }
+  throw new KeelError("unavailable", `log ${resource.slice("log:".length)} kept changing while check() read it without its lock (a store opened with create: false writes nothing, locks included); run the check again`, {
+    details: { location: file },
+    retryable: true,
+  });
+}
+
 async function checkLog(context: FsContext, key: string[], file: string, repair: boolean, findings: Findings): Promise<void> {
-  const release = await context.locks.acquire([`log:${keyPath(key)}`]);
+  // Opened with create: false, a check that repairs nothing writes nothing: only this process's
+  // own writers are held off (in memory), other processes' are read around (see quietLogView).
+  const quiet = context.quietReads && !repair;
+  const resource = `log:${keyPath(key)}`;
+  const release = quiet ? await context.locks.acquireLocal(resource) : await context.locks.acquire([resource]);
   let fd: number | undefined;
   try {
-    context.logIndex.forget(file);
-    // From the start, never from an id sidecar: the check reads every byte (and saves a fresh sidecar of a big log).
-    const view = context.logIndex.open(file, repair ? "r+" : "r", { whole: true });
+    let view: LogView;
+    if (quiet) view = await quietLogView(context, resource, file);
+    else {
+      context.logIndex.forget(file);
+      // From the start, never from an id sidecar: the check reads every byte (and saves a fresh sidecar of a big log).
+      view = context.logIndex.open(file, repair ? "r+" : "r", { whole: true });
+    }
     fd = view.fd;
     if (!view.tail || fd === undefined) return;
     const location = `${file}:${view.tail.offset}`;

@@ -18,6 +18,12 @@ export interface FsContext {
   clock: Clock;
   maxValueBytes: number;
   lockStaleMs: number;
+  /**
+   * True for a store opened with `create: false`: its reads (`get`, `list`, log `read`, `head`
+   * and `list`, lease `current`, `check()` without repair) write nothing at all — no lock token,
+   * no lock directory, no id sidecar, no boot record. Its writes work as with `create: true`.
+   */
+  quietReads: boolean;
   locks: LockManager;
   /**
    * The leases this store instance acquired or renewed and has not released: name → token.
@@ -49,6 +55,11 @@ export interface FsContext {
 /** The token floor of this boot, loaded at the first use (a durable write once per boot). */
 export function leaseFloor(context: FsContext): number | Promise<number> {
   return context.leaseEpoch.known() ?? context.leaseEpoch.floor();
+}
+
+/** The token floor for a read: {@link leaseFloor}, or without writing the boot record for {@link FsContext.quietReads}. */
+export function leaseReadFloor(context: FsContext): number | Promise<number> {
+  return context.quietReads ? context.leaseEpoch.readFloor() : leaseFloor(context);
 }
 
 /** The store's clock as an ISO 8601 timestamp. */

@@ -3,7 +3,7 @@ import { KeelError, isSafeName } from "@keel/core";
 import { type Fence, type Lease, type LeaseStore } from "@keel/store";
 import { checkFence, decideAcquire, decideRelease, decideRenew, leaseHeld, leaseLost, pollUntil, remainingTtl, validateAcquire, validateLease, validateLeaseName, validateRenewOptions, type Attempt, type LeaseState } from "@keel/store/kit";
 import { ResultAsync, err, errAsync, ok, type Result } from "neverthrow";
-import { leaseFloor, type FsContext } from "./fs-context.js";
+import { leaseFloor, leaseReadFloor, type FsContext } from "./fs-context.js";
 import { isErrno } from "./fs-io.js";
 import { NEVER_HELD, createLeaseDirectory, entryExists, entryName, leaseDirectory, listLeaseEntry, type LeaseEntry } from "./lease-entry.js";
 
@@ -349,7 +349,7 @@ export function createFsLeaseStore(context: FsContext): LeaseStore {
       const parsed = validateLeaseName(name);
       if (parsed.isErr()) return errAsync(parsed.error);
       return context.operation("read lease", async () => {
-        const floor = await leaseFloor(context);
+        const floor = await leaseReadFloor(context);
         const state = inThisBoot(readLeaseState(context, parsed.value), floor);
         return state && state.expiresAt > context.clock.now() ? { name: parsed.value, ...state } : undefined;
       });

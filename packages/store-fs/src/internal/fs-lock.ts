@@ -76,6 +76,15 @@ export interface LockManager {
   acquireCrossProcess(resource: string): Promise<() => void>;
   /** Reads a lock directory and judges whether it is stale (an empty one is `missing`). */
   inspect(lockDirectory: string): LockInspection;
+  /**
+   * Waits, writing nothing, until no live process holds the cross-process lock of `resource`
+   * (its directory free, missing, stale or broken: no holder is in its critical section), by
+   * reading the lock directory; `unavailable` after the wait time, as {@link LockManager.acquire}.
+   * Reads of a store opened with `create: false` use it where others take the lock: the lock may
+   * be taken again right after, so what it proves is that whoever held it when the wait began
+   * has left.
+   */
+  awaitUnheld(resource: string): Promise<void>;
   /** Builds a missing or empty lock directory (`check({ repair: true })`). */
   initialize(lockDirectory: string): Promise<void>;
   /** Frees a stale lock (`rename(held.<them> → free)`); false when it changed meanwhile. */
@@ -116,6 +125,15 @@ export function createLockManager(options: LockManagerOptions): LockManager {
     return inspectLockEntries(entries, staleMs);
   };
 
+  const busyError = (resource: string, lockDirectory: string, seen: LockInspection) => {
+    const holder = seen.state === "held" ? seen.holder : undefined;
+    const where = holder?.host === thisHostTag ? "this host" : `host ${holder?.host ?? "?"}`;
+    return new KeelError("unavailable", `${resource} is locked by process ${holder?.pid ?? "?"} on ${where}; waited ${waitMs} ms`, {
+      details: { resource, location: lockDirectory, holderPid: holder?.pid ?? null, waitedMs: waitMs },
+      retryable: true,
+    });
+  };
+
   const lockOne = async (resource: string): Promise<() => void> => {
     const lockDirectory = options.directoryOf(resource);
     options.contain(lockDirectory);
@@ -132,14 +150,7 @@ export function createLockManager(options: LockManagerOptions): LockManager {
           details: { location: lockDirectory, resource },
           retryable: false,
         }),
-      busy: (seen) => {
-        const holder = seen.state === "held" ? seen.holder : undefined;
-        const where = holder?.host === thisHostTag ? "this host" : `host ${holder?.host ?? "?"}`;
-        return new KeelError("unavailable", `${resource} is locked by process ${holder?.pid ?? "?"} on ${where}; waited ${waitMs} ms`, {
-          details: { resource, location: lockDirectory, holderPid: holder?.pid ?? null, waitedMs: waitMs },
-          retryable: true,
-        });
-      },
+      busy: (seen) => busyError(resource, lockDirectory, seen),
       tookOver: (entry) => options.warn({ type: "took-over-stale-lock", location: lockDirectory, message: `took over the stale lock of ${resource} (${entry})` }),
     });
     return () => {
@@ -154,6 +165,18 @@ export function createLockManager(options: LockManagerOptions): LockManager {
 
   return {
     inspect,
+    awaitUnheld: async (resource) => {
+      const lockDirectory = options.directoryOf(resource);
+      options.contain(lockDirectory);
+      const deadline = Date.now() + waitMs;
+      for (;;) {
+        const seen = inspect(lockDirectory);
+        if (seen.state !== "held" || seen.stale) return;
+        if (Date.now() >= deadline) throw busyError(resource, lockDirectory, seen);
+        // Critical sections last about a millisecond: poll as often as an acquirer does.
+        await new Promise((resolve) => setTimeout(resolve, 4));
+      }
+    },
     initialize: (lockDirectory) => buildLockDirectory(renameIo, lockDirectory, [options.directory]),
     free: (lockDirectory, entry) => {
       try {

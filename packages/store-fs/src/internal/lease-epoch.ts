@@ -128,6 +128,19 @@ export interface LeaseEpoch {
   floor(): Promise<number>;
   /** The floor once it is known (after the first {@link LeaseEpoch.floor}), without waiting. */
   known(): number | undefined;
+  /**
+   * The floor a read uses, without writing (a store opened with `create: false`): the boot
+   * record's when it names this boot (then remembered, as by {@link LeaseEpoch.floor}); after a
+   * reboot, the floor the next lease change will write (one epoch up, or 0 with no record) —
+   * every state of an earlier boot is below it, as it will be once that change has landed — not
+   * remembered, since it is not durable yet: the next call reads the record again.
+   */
+  readFloor(): number;
+}
+
+/** The epoch the first lease change of a new boot writes after `record`. */
+function nextEpoch(record: BootRecord | undefined): number {
+  return record ? Math.min(record.epoch + 1, MAX_EPOCH) : 0;
 }
 
 /**
@@ -149,7 +162,7 @@ export function createLeaseEpoch(context: LeaseEpochDependencies): LeaseEpoch {
     try {
       const current = readBootRecord(context);
       if (current && sameBoot(current.boot, boot)) return current.epoch;
-      const epoch = current ? Math.min(current.epoch + 1, MAX_EPOCH) : 0;
+      const epoch = nextEpoch(current);
       await writeFileDurably(context.io, context.paths.boot, Buffer.from(encodeBootRecord({ boot, epoch })), { root: context.paths.root, backup: false });
       return epoch;
     } finally {
@@ -169,5 +182,12 @@ export function createLeaseEpoch(context: LeaseEpochDependencies): LeaseEpoch {
       return loading;
     },
     known: () => known,
+    readFloor: () => {
+      if (known !== undefined) return known;
+      context.contain(context.paths.internal);
+      const seen = readBootRecord(context);
+      if (seen && sameBoot(seen.boot, bootIdentity(context.io))) return (known = seen.epoch * EPOCH_SPAN);
+      return nextEpoch(seen) * EPOCH_SPAN;
+    },
   };
 }

@@ -95,8 +95,21 @@ export interface LogIndexCache {
   extend(file: string, index: LogIndex, writeOffset: number, records: ScannedRecord[], lastSeq: number, end: number, synced: boolean): void;
   /** Records that the file (device `dev`, inode `ino`) is durable up to `end` (a background sync). */
   markDurable(file: string, dev: number, ino: number, end: number): void;
-  /** Drops the index of a file that was replaced, and its id sidecar. */
-  forget(file: string): void;
+  /**
+   * Drops the index of a file that was replaced, and its id sidecar; with `keepSidecar`, only
+   * this instance's index (a read that must rescan the file and write nothing).
+   */
+  forget(file: string, keepSidecar?: boolean): void;
+}
+
+/** Options of {@link createLogIndexCache}. */
+export interface LogIndexCacheOptions {
+  /**
+   * A read (an open with flags `"r"`) never saves an id sidecar: what a store opened with
+   * `create: false` promises (its reads write nothing). Writes (`"r+"`, `extend`, `markDurable`)
+   * still keep the sidecars.
+   */
+  quietReads?: boolean;
 }
 
 const CHUNK_BYTES = 1024 * 1024;
@@ -234,7 +247,7 @@ const NEWLINE = 0x0a;
  * sidecar, or `undefined` when the sidecars' directory must not be used: a link there)
  * sidecar), complete indexes of big logs are saved beside them and loaded by new instances.
  */
-export function createLogIndexCache(io: FsIo, sidecarOf?: (file: string) => string | undefined): LogIndexCache {
+export function createLogIndexCache(io: FsIo, sidecarOf?: (file: string) => string | undefined, options: LogIndexCacheOptions = {}): LogIndexCache {
   const cache = new Map<string, LogIndex>();
 
   const scan = (file: string, fd: number, size: number, start: ScanStart, keep: KeepRecords | undefined) => {
@@ -272,8 +285,8 @@ export function createLogIndexCache(io: FsIo, sidecarOf?: (file: string) => stri
     return start ? { start, headerBytes: Buffer.from(probe.subarray(0, newline + 1)) } : fromStart;
   };
 
-  const refresh = (file: string, fd: number, stat: Stats, options: LogOpenOptions): Omit<LogView, "fd"> => {
-    const { afterSeq, whole = false, keep } = options;
+  const refresh = (file: string, fd: number, stat: Stats, flags: "r" | "r+", openOptions: LogOpenOptions): Omit<LogView, "fd"> => {
+    const { afterSeq, whole = false, keep } = openOptions;
     const cached = cache.get(file);
     let base: LogIndex | undefined;
     if (cached && cached.ino === stat.ino && cached.dev === stat.dev && stat.size >= cached.committedEnd) {
@@ -335,12 +348,12 @@ export function createLogIndexCache(io: FsIo, sidecarOf?: (file: string) => stri
     index.committedEnd = found.committedEnd;
     index.durableEnd = Math.max(index.durableEnd, found.durableEnd);
     index.lastUnsynced = found.lastUnsynced;
-    if (sidecarOf) saveSidecar(io, () => sidecarOf(file), index, fd);
+    if (sidecarOf && (flags === "r+" || !options.quietReads)) saveSidecar(io, () => sidecarOf(file), index, fd);
     return { index, tail: found.tail, kept: found.kept };
   };
 
   return {
-    open(file, flags, options = {}) {
+    open(file, flags, openOptions = {}) {
       let fd: number;
       let stat: Stats;
       try {
@@ -353,7 +366,7 @@ export function createLogIndexCache(io: FsIo, sidecarOf?: (file: string) => stri
         throw error;
       }
       try {
-        return { fd, ...refresh(file, fd, stat, options) };
+        return { fd, ...refresh(file, fd, stat, flags, openOptions) };
       } catch (error) {
         closeQuietly(io, fd);
         throw error;
@@ -376,9 +389,9 @@ export function createLogIndexCache(io: FsIo, sidecarOf?: (file: string) => stri
       index.durableEnd = Math.max(index.durableEnd, Math.min(end, index.committedEnd));
       if (sidecarOf) saveSidecar(io, () => sidecarOf(file), index, undefined);
     },
-    forget(file) {
+    forget(file, keepSidecar = false) {
       cache.delete(file);
-      if (sidecarOf) unlinkQuietly(io, sidecarOf(file));
+      if (sidecarOf && !keepSidecar) unlinkQuietly(io, sidecarOf(file));
     },
   };
 }

@@ -157,13 +157,15 @@ export function openFsStore(options: FsStoreOptions, io: FsIo = nodeFsIo): KeelS
     }
     return paths.logSidecar(file);
   };
-  const logIndex = createLogIndexCache(io, sidecarOf);
+  // create: false: reads write nothing (see FsContext.quietReads), id sidecars included.
+  const logIndex = createLogIndexCache(io, sidecarOf, { quietReads: !create });
   const context: FsContext = {
     io,
     paths,
     clock: options.clock ?? systemClock,
     maxValueBytes,
     lockStaleMs,
+    quietReads: !create,
     warn,
     logIndex,
     backgroundSync: createBackgroundSync(io, logIndex),
