@@ -24,8 +24,8 @@ export interface TurnOptions {
    * Aborts the turn (or the round: its current turn, and no later one starts). The backend's own
    * cancellation ends it — a CLI's process group is killed, an in-process loop stops — the
    * budget reservation is settled with the time used (tokens and cost unknown, so charged as
-   * reserved), and the turn answers the `KeelError` `aborted`. Already aborted: nothing runs and
-   * nothing is reserved.
+   * reserved), and the turn answers the `KeelError` `aborted`. Already aborted, or aborted while
+   * the turn waits for its role's lease: it answers at once, nothing runs and nothing is reserved.
    */
   signal?: AbortSignal;
   /**

@@ -115,6 +115,40 @@ describe("a turn that never reaches its backend", () => {
   });
 });
 
+describe("a turn aborted while it waits for the role's lease", () => {
+  it("answers aborted at once, while the other host's turn still holds the lease", async () => {
+    const store = createMemoryStore();
+    const bBackend = createPausingBackend();
+    // B would wait the default 10 minutes for the lease; its caller aborts after 50 ms.
+    const b = hostOf({ store, backends: [bBackend] });
+    const controller = new AbortController();
+    let answeredWhileAHeld: Awaited<ReturnType<Keel["runRoleTurn"]>> | undefined;
+    let waitedMs = 0;
+    const a = hostOf({
+      store,
+      backends: [
+        createPausingBackend(async () => {
+          const started = Date.now();
+          const waiting = b.keel.runRoleTurn({ ...turn, prompt: "B's work." }, { signal: controller.signal });
+          setTimeout(() => controller.abort(), 50);
+          answeredWhileAHeld = await waiting;
+          waitedMs = Date.now() - started;
+        }),
+      ],
+    });
+
+    expect((await a.keel.runRoleTurn({ ...turn, prompt: "A's work." })).isOk()).toBe(true);
+    const error = answeredWhileAHeld!._unsafeUnwrapErr();
+    expect(error).toBeInstanceOf(KeelError);
+    expect(error.code).toBe("aborted");
+    expect(error.message).toBe(`the engineer turn of mission "m1" was aborted before it held the role's lease: nothing ran`);
+    expect(waitedMs).toBeLessThan(5_000);
+    expect(bBackend.requests).toHaveLength(0);
+    expect(budgetEvents(b.seen)).toEqual([]);
+    expect((await missionLedger(a.keel)).openReservations).toEqual([]);
+  });
+});
+
 describe("a turn the budget refuses", () => {
   it("is refused under the role's lease, holds nothing, and is the capsule's last failure", async () => {
     const backend = createPausingBackend();

@@ -13,6 +13,7 @@ export type { RoleSessionHandle, RoleSessions, RoleSessionsOptions } from "./rol
 export type { RoleLeaseOptions } from "./role-lease.js";
 export type {
   Execute,
+  RoleSessionTurnOptions,
   RoleSessionTurnRequest,
   RoleSessionTurnResult,
   SessionWarning,

@@ -5,6 +5,7 @@ import { errAsync, okAsync, type ResultAsync } from "neverthrow";
 import { describe, expect, it } from "vitest";
 import { CapsuleSchema } from "./capsule-schema.js";
 import { createRoleSessions, type RoleSessionsOptions } from "./role-sessions.js";
+import { roleLeaseName } from "./session-keys.js";
 import type { Execute, TurnOutcome, TurnPlan, RoleSessionTurnRequest } from "./turn-types.js";
 
 const request: RoleSessionTurnRequest = { missionId: "m1", role: "engineer", backend: { id: "codex", resumable: true }, model: "gpt-5", branch: "main", objectiveRevision: 1 };
@@ -331,5 +332,38 @@ describe("capsule writes", () => {
     const { sessions } = setup({ policy: "rolling" });
     (await sessions.runTurn(request, () => okAsync({ text: "ok", threadId: "t-1", usage: null, promptBytes: 3_001 })))._unsafeUnwrap();
     expect((await sessions.readCapsule("m1", "engineer"))._unsafeUnwrap()?.counters.observedInputTokens).toBe(1_001);
+  });
+});
+
+describe("runTurn's signal", () => {
+  it("ends the wait for a lease another host holds: aborted at once, execute not called, nothing written", async () => {
+    const store = createMemoryStore();
+    // Another host's turn of the role holds its lease.
+    const held = (await store.leases.acquire(roleLeaseName("m1", "engineer"), "another-host", { ttlMs: 60_000 }))._unsafeUnwrap();
+    const { sessions, turns } = setup({ policy: "mission", lease: { waitMs: 600_000 } }, store);
+    const { execute, plans } = provider();
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 30);
+    const started = Date.now();
+    const result = await sessions.runTurn(request, execute, { signal: controller.signal });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(result._unsafeUnwrapErr().code).toBe("aborted");
+    expect(plans).toEqual([]);
+    expect(turns()).toEqual([]);
+    expect((await sessions.readCapsule("m1", "engineer"))._unsafeUnwrap()).toBeUndefined();
+    expect((await store.leases.current(held.name))._unsafeUnwrap()).toEqual(held);
+    await sessions.close();
+  });
+
+  it("is refused with invalid_input when it is not an AbortSignal, on the sessions and on a role handle", async () => {
+    const { sessions } = setup({ policy: "mission" });
+    const { execute, plans } = provider();
+    const bad = { signal: { aborted: false } } as unknown as { signal: AbortSignal };
+    expect((await sessions.runTurn(request, execute, bad))._unsafeUnwrapErr().code).toBe("invalid_input");
+    const handle = sessions.forRole("m1", "engineer")._unsafeUnwrap();
+    const { missionId: _m, role: _r, ...handleRequest } = request;
+    expect((await handle.runTurn(handleRequest, execute, bad))._unsafeUnwrapErr().code).toBe("invalid_input");
+    expect((await handle.runTurn(handleRequest, execute, { signal: new AbortController().signal }))._unsafeUnwrap().outcome.text).toBe("turn 1");
+    expect(plans).toHaveLength(1);
   });
 });

@@ -13,7 +13,15 @@ import { initCheckpoint, readCheckpoint, type InitializedCheckpoint, type Missio
 import { DEFAULT_ROLE_LEASE, RoleLeaseOptionsSchema, type RoleLeaseOptions } from "./role-lease.js";
 import { capsuleKey, keyText } from "./session-keys.js";
 import { DEFAULT_SESSION_LIMITS, SessionPolicySchema, type SessionLimits, type SessionPolicy } from "./session-policy.js";
-import { HandleTurnRequestSchema, RoleSessionTurnRequestSchema, type Execute, type RoleSessionTurnRequest, type RoleSessionTurnResult } from "./turn-types.js";
+import {
+  HandleTurnRequestSchema,
+  RoleSessionTurnOptionsSchema,
+  RoleSessionTurnRequestSchema,
+  type Execute,
+  type RoleSessionTurnOptions,
+  type RoleSessionTurnRequest,
+  type RoleSessionTurnResult,
+} from "./turn-types.js";
 
 /** Options of {@link createRoleSessions}. */
 export interface RoleSessionsOptions {
@@ -46,7 +54,7 @@ export interface RoleSessionHandle {
   /** The capsule's store key as a path. */
   readonly capsulePath: string;
   /** Runs one turn of this role (the request names no mission or role: a request that does is `invalid_input`). */
-  runTurn(request: Omit<RoleSessionTurnRequest, "missionId" | "role">, execute: Execute): ResultAsync<RoleSessionTurnResult, KeelError>;
+  runTurn(request: Omit<RoleSessionTurnRequest, "missionId" | "role">, execute: Execute, options?: RoleSessionTurnOptions): ResultAsync<RoleSessionTurnResult, KeelError>;
   /** Reads this role's capsule. */
   readCapsule(): ResultAsync<Capsule | undefined, KeelError>;
   /** Writes this role's handoff. */
@@ -68,8 +76,12 @@ export interface RoleSessions {
    * lease and its writes are fenced. Persistence problems never change a successful outcome:
    * they come back as `warnings` (and `role.session.warning` events). A failed `execute` is
    * returned as is, after the capsule recorded what is known.
+   *
+   * `options.signal` ends the wait for the role's lease (another turn of the role, here or on
+   * another host): aborted before `execute` is called, the turn answers `aborted` at once and
+   * nothing is written. Once `execute` runs, the signal is the host's to pass to its backend.
    */
-  runTurn(request: RoleSessionTurnRequest, execute: Execute): ResultAsync<RoleSessionTurnResult, KeelError>;
+  runTurn(request: RoleSessionTurnRequest, execute: Execute, options?: RoleSessionTurnOptions): ResultAsync<RoleSessionTurnResult, KeelError>;
   /** A handle bound to one role of one mission; `invalid_input` for names that are not safe. */
   forRole(missionId: string, role: string): Result<RoleSessionHandle, KeelError>;
   /** Reads a role's capsule: `undefined` when there is none, `corrupt` when it is not a valid capsule of that role. */
@@ -166,21 +178,25 @@ export function createRoleSessions(options: RoleSessionsOptions): RoleSessions {
   return {
     policy: context.policy,
     limits: Object.freeze({ ...limits }),
-    runTurn: (request, execute) => {
+    runTurn: (request, execute, turnOptions) => {
       // Validated once, here at the entry point; the turn's path trusts it from here on.
       const checked = validate(RoleSessionTurnRequestSchema, request, "turn request");
-      return checked.isErr() ? errAsync(checked.error) : runTurn(context, checked.value, execute);
+      if (checked.isErr()) return errAsync(checked.error);
+      const options = validate(RoleSessionTurnOptionsSchema, turnOptions, "turn options");
+      return options.isErr() ? errAsync(options.error) : runTurn(context, checked.value, execute, options.value?.signal);
     },
     forRole: (missionId, role) =>
       names(missionId, role).map((valid): RoleSessionHandle => ({
         missionId: valid.missionId,
         role: valid.role,
         capsulePath: keyText(capsuleKey(valid.missionId, valid.role)),
-        runTurn: (request, execute) => {
+        runTurn: (request, execute, turnOptions) => {
           // Validated strictly, once, here: a request naming a mission or role is refused, not merged.
           const checked = validate(HandleTurnRequestSchema, request, "role turn request");
           if (checked.isErr()) return errAsync(checked.error);
-          return runTurn(context, { ...checked.value, missionId: valid.missionId, role: valid.role }, execute);
+          const options = validate(RoleSessionTurnOptionsSchema, turnOptions, "turn options");
+          if (options.isErr()) return errAsync(options.error);
+          return runTurn(context, { ...checked.value, missionId: valid.missionId, role: valid.role }, execute, options.value?.signal);
         },
         readCapsule: () => readCapsule(valid.missionId, valid.role),
         writeHandoff: (handoff) => writeHandoff(valid.missionId, valid.role, handoff),

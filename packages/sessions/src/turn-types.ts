@@ -55,6 +55,17 @@ export const RoleSessionTurnRequestSchema = z.strictObject({
 /** zod schema of a role handle's request: a {@link RoleSessionTurnRequest} naming no mission or role (strict). */
 export const HandleTurnRequestSchema = RoleSessionTurnRequestSchema.omit({ missionId: true, role: true });
 
+/** Options of one role-session turn. */
+export interface RoleSessionTurnOptions {
+  /** Ends the wait for the role's lease: the turn answers `aborted` and `execute` is not called. */
+  signal?: AbortSignal;
+}
+
+/** zod schema of {@link RoleSessionTurnOptions} (strict; the options may be left out). */
+export const RoleSessionTurnOptionsSchema = z
+  .strictObject({ signal: z.instanceof(AbortSignal, { message: "signal must be an AbortSignal" }).optional() })
+  .optional();
+
 /**
  * What `runTurn` hands to the host's {@link Execute}: how to run the turn. Resume `threadId` when
  * the action is `resumed`; otherwise start a new provider session, seeded from `capsule` when

@@ -58,7 +58,7 @@ export { updateDoc } from "./helpers.js";
 export type { UpdateDocOptions } from "./helpers.js";
 export { decodeKeyText, encodeCursorText, encodeKeyText, keyTextPrefixRange } from "./key-text.js";
 export { createLeaseKeeper } from "./lease-keeper.js";
-export type { LeaseKeeper, LeaseKeeperOptions } from "./lease-keeper.js";
+export type { LeaseKeeper, LeaseKeeperOptions, LeaseRunOptions } from "./lease-keeper.js";
 export { isKeelStore, keelStoreSchema } from "./store-shape.js";
 export type { StorePort } from "./store-shape.js";
 export {

@@ -1,7 +1,7 @@
 import { KeelError, createManualClock, type ManualClock } from "@keel/core";
 import { createMemoryStore, type KeelStore, type LeaseStore } from "@keel/store";
 import { createLeaseKeeper } from "@keel/store/kit";
-import { ok, okAsync } from "neverthrow";
+import { ok, okAsync, type Result } from "neverthrow";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { expectThrowsKeel } from "../../../test/support/hostile.js";
 
@@ -204,5 +204,84 @@ describe("createLeaseKeeper", () => {
       const error = expectThrowsKeel(() => createLeaseKeeper(options as never));
       expect(error).toBeInstanceOf(KeelError);
     }
+  });
+});
+
+describe("cancelling the wait for a lease", () => {
+  it("ends a store's acquire at once when the signal aborts, taking nothing", async () => {
+    const store = createMemoryStore();
+    const held = (await store.leases.acquire("role", "other-host", { ttlMs: 60_000 }))._unsafeUnwrap();
+    const controller = new AbortController();
+    const started = Date.now();
+    setTimeout(() => controller.abort(new Error("user pressed stop")), 40);
+    const waited = await store.leases.acquire("role", "me", { ttlMs: 60_000, waitMs: 60_000, signal: controller.signal });
+    expect(waited._unsafeUnwrapErr()).toBeInstanceOf(KeelError);
+    expect(waited._unsafeUnwrapErr().code).toBe("aborted");
+    expect(waited._unsafeUnwrapErr().cause).toEqual(new Error("user pressed stop"));
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect((await store.leases.current("role"))._unsafeUnwrap()).toEqual(held);
+  });
+
+  it("makes no try at all with a signal already aborted, and refuses a signal that is not one", async () => {
+    const store = createMemoryStore();
+    const aborted = await store.leases.acquire("free", "me", { ttlMs: 1_000, signal: AbortSignal.abort() });
+    expect(aborted._unsafeUnwrapErr().code).toBe("aborted");
+    expect((await store.leases.current("free"))._unsafeUnwrap()).toBeUndefined();
+    const bad = await store.leases.acquire("free", "me", { ttlMs: 1_000, signal: { aborted: false } as unknown as AbortSignal });
+    expect(bad._unsafeUnwrapErr().code).toBe("invalid_input");
+  });
+
+  it("answers a run aborted behind this keeper's own run of the name at once; its work never runs", async () => {
+    const store = createMemoryStore();
+    const keeper = createLeaseKeeper({ leases: store.leases, holder: "keeper", ttlMs: 60_000, waitMs: 60_000 });
+    let releaseFirst!: () => void;
+    const first = keeper.run("role", () => new Promise<Result<string, KeelError>>((resolve) => (releaseFirst = () => resolve(ok("first")))));
+    const controller = new AbortController();
+    let secondRan = false;
+    const second = keeper.run("role", async () => ((secondRan = true), ok("second")), { signal: controller.signal });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    controller.abort();
+    expect((await second)._unsafeUnwrapErr().code).toBe("aborted");
+    releaseFirst();
+    expect((await first)._unsafeUnwrap()).toBe("first");
+    await keeper.close();
+    expect(secondRan).toBe(false);
+    expect((await store.leases.current("role"))._unsafeUnwrap()).toBeUndefined();
+  });
+
+  it("answers a run aborted while another holder has the lease at once, and holds nothing after", async () => {
+    const store = createMemoryStore();
+    const other = (await store.leases.acquire("role", "other-host", { ttlMs: 60_000 }))._unsafeUnwrap();
+    const keeper = createLeaseKeeper({ leases: store.leases, holder: "keeper", ttlMs: 60_000, waitMs: 60_000 });
+    const controller = new AbortController();
+    let ran = false;
+    const started = Date.now();
+    setTimeout(() => controller.abort(), 40);
+    const result = await keeper.run("role", async () => ((ran = true), ok(1)), { signal: controller.signal });
+    expect(result._unsafeUnwrapErr().code).toBe("aborted");
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(ran).toBe(false);
+    (await store.leases.release(other))._unsafeUnwrap();
+    // The keeper neither took the lease late nor keeps polling for it: a new holder takes it at once.
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect((await store.leases.current("role"))._unsafeUnwrap()).toBeUndefined();
+    await keeper.close();
+  });
+
+  it("lets work that has started heed the signal itself", async () => {
+    const store = createMemoryStore();
+    const keeper = createLeaseKeeper({ leases: store.leases, holder: "keeper", ttlMs: 60_000 });
+    const controller = new AbortController();
+    const result = await keeper.run(
+      "role",
+      async () => {
+        controller.abort();
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        return ok("finished");
+      },
+      { signal: controller.signal },
+    );
+    expect(result._unsafeUnwrap()).toBe("finished");
+    expect((await store.leases.current("role"))._unsafeUnwrap()).toBeUndefined();
   });
 });

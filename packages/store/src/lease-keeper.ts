@@ -1,7 +1,8 @@
-import { type KeelError, validateOrThrow } from "@keel/core";
+import { KeelError, validateOrThrow } from "@keel/core";
 import { ResultAsync, err, ok, type Result } from "neverthrow";
 import { z } from "zod";
 import type { Fence, Lease, LeaseStore } from "./ports.js";
+import { leaseWaitAborted } from "./poll.js";
 import { MAX_DURATION_MS } from "./validation.js";
 
 /** Options of {@link createLeaseKeeper}. */
@@ -33,14 +34,25 @@ export interface LeaseKeeperOptions {
   onLost?: (name: string, error: KeelError) => void;
 }
 
+/** Options of one {@link LeaseKeeper.run}. */
+export interface LeaseRunOptions {
+  /** Ends the wait for the lease: `aborted`, and the work does not run. */
+  signal?: AbortSignal;
+}
+
 /** Holds store leases for units of work: see {@link createLeaseKeeper}. */
 export interface LeaseKeeper {
   /**
    * Runs `work` while holding lease `name`, passing the fence for its writes. Errors from the
    * store (`lease_held` after `waitMs`, `invalid_input` for a bad name, `unavailable`) are the
    * result, and `work` does not run. A throw from `work` rejects, after the lease is let go.
+   *
+   * `options.signal` ends the wait for the lease (behind this keeper's own run of the name, or
+   * for a holder elsewhere): once it is aborted before `work` starts, the run answers the
+   * `KeelError` `aborted` at once, `work` never runs and a lease taken meanwhile is let go. Once
+   * `work` has started, the signal is `work`'s to heed.
    */
-  run<T>(name: string, work: (fence: Fence) => PromiseLike<Result<T, KeelError>>): ResultAsync<T, KeelError>;
+  run<T>(name: string, work: (fence: Fence) => PromiseLike<Result<T, KeelError>>, options?: LeaseRunOptions): ResultAsync<T, KeelError>;
   /** Waits for the runs in flight, then releases every held lease and stops the timers. */
   close(): Promise<void>;
 }
@@ -135,7 +147,7 @@ export function createLeaseKeeper(options: LeaseKeeperOptions): LeaseKeeper {
     held.set(lease.name, entry);
     return lease;
   };
-  const ensure = async (name: string): Promise<Result<Lease, KeelError>> => {
+  const ensure = async (name: string, signal: AbortSignal | undefined): Promise<Result<Lease, KeelError>> => {
     const entry = held.get(name);
     if (entry?.linger) {
       clearTimeout(entry.linger);
@@ -147,7 +159,7 @@ export function createLeaseKeeper(options: LeaseKeeperOptions): LeaseKeeper {
       if (current.value && current.value.holder === entry.lease.holder && current.value.token === entry.lease.token) return ok(entry.lease);
       drop(name);
     }
-    return (await leases.acquire(name, holder, { ttlMs, waitMs })).map(keep);
+    return (await leases.acquire(name, holder, { ttlMs, waitMs, ...(signal === undefined ? {} : { signal }) })).map(keep);
   };
   const after = (name: string): Promise<void> => {
     const entry = held.get(name);
@@ -159,11 +171,22 @@ export function createLeaseKeeper(options: LeaseKeeperOptions): LeaseKeeper {
   };
 
   return {
-    run<T>(name: string, work: (fence: Fence) => PromiseLike<Result<T, KeelError>>): ResultAsync<T, KeelError> {
+    run<T>(name: string, work: (fence: Fence) => PromiseLike<Result<T, KeelError>>, options?: LeaseRunOptions): ResultAsync<T, KeelError> {
+      const signal = options?.signal;
+      if (signal !== undefined && !(signal instanceof AbortSignal)) {
+        return new ResultAsync(Promise.resolve(err(new KeelError("invalid_input", "the lease run's signal must be an AbortSignal", { details: { what: "lease run options" } }))));
+      }
+      let started = false;
       const previous = queues.get(name) ?? Promise.resolve();
       const turn = previous.then(async (): Promise<Result<T, KeelError>> => {
-        const lease = await ensure(name);
+        if (signal?.aborted) return err(leaseWaitAborted(signal));
+        const lease = await ensure(name, signal);
         if (lease.isErr()) return err(lease.error);
+        if (signal?.aborted) {
+          await after(name);
+          return err(leaseWaitAborted(signal));
+        }
+        started = true;
         try {
           return await work({ lease: lease.value.name, token: lease.value.token });
         } finally {
@@ -178,7 +201,25 @@ export function createLeaseKeeper(options: LeaseKeeperOptions): LeaseKeeper {
       void settled.then(() => {
         if (queues.get(name) === settled) queues.delete(name);
       });
-      return new ResultAsync(turn);
+      if (signal === undefined) return new ResultAsync(turn);
+      // Aborted while waiting (in this keeper's queue or for the store), the caller is answered at once.
+      const answer = new Promise<Result<T, KeelError>>((resolve, reject) => {
+        const onAbort = (): void => {
+          if (!started) resolve(err(leaseWaitAborted(signal)));
+        };
+        signal.addEventListener("abort", onAbort, { once: true });
+        turn.then(
+          (result) => {
+            signal.removeEventListener("abort", onAbort);
+            resolve(result);
+          },
+          (error: unknown) => {
+            signal.removeEventListener("abort", onAbort);
+            reject(error);
+          },
+        );
+      });
+      return new ResultAsync(answer);
     },
     async close() {
       await Promise.all([...queues.values()]);
@@ -186,3 +227,4 @@ export function createLeaseKeeper(options: LeaseKeeperOptions): LeaseKeeper {
     },
   };
 }
+

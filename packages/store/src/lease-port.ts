@@ -41,7 +41,7 @@ export interface AcquireRequest {
 /**
  * `acquire` over an adapter's single try: the arguments checked, then `attempt` tried at once
  * and again while the lease is held, until `waitMs` has passed (`pollUntil`); a lease still
- * held then is `lease_held`, naming its holder.
+ * held then is `lease_held`, naming its holder. The options' `signal` ends the wait (`aborted`).
  */
 export function pollAcquire(
   name: unknown,
@@ -51,8 +51,8 @@ export function pollAcquire(
 ): ResultAsync<Lease, KeelError> {
   const parsed = validateAcquire(name, holder, options);
   if (parsed.isErr()) return errAsync(parsed.error);
-  const { waitMs, ...request } = parsed.value;
-  return pollUntil(() => attempt(request), waitMs).andThen((outcome) => (outcome.done ? okAsync(outcome.value) : errAsync(leaseHeld(outcome.last, waitMs))));
+  const { waitMs, signal, ...request } = parsed.value;
+  return pollUntil(() => attempt(request), waitMs, signal).andThen((outcome) => (outcome.done ? okAsync(outcome.value) : errAsync(leaseHeld(outcome.last, waitMs))));
 }
 
 /**

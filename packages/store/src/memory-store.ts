@@ -11,7 +11,6 @@ import {
   decidePut,
   decideRelease,
   decideRenew,
-  leaseHeld,
   remainingTtl,
   type LeaseState,
 } from "./rules.js";
@@ -23,7 +22,6 @@ import {
   hasPrefix,
   keyCursor,
   keyPath,
-  validateAcquire,
   validateAppend,
   validateBatch,
   validateCheckOptions,
@@ -36,7 +34,8 @@ import {
   validateReadOptions,
   validateRenewOptions,
 } from "./validation.js";
-import { pollUntil, type Attempt } from "./poll.js";
+import { pollAcquire } from "./lease-port.js";
+import type { Attempt } from "./poll.js";
 
 /** Options of {@link createMemoryStore}. */
 export interface MemoryStoreOptions {
@@ -272,21 +271,15 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): KeelStore {
         ),
     },
     leases: {
-      acquire: (name, holder, acquireOptions) => {
-        const parsed = validateAcquire(name, holder, acquireOptions);
-        if (parsed.isErr()) return errAsync(parsed.error);
-        const { ttlMs, waitMs } = parsed.value;
-        const attempt = () =>
+      acquire: (name, holder, acquireOptions) =>
+        pollAcquire(name, holder, acquireOptions, (request) =>
           run(() => {
-            const decision = decideAcquire(leases.get(parsed.value.name), parsed.value.name, parsed.value.holder, clock.now(), ttlMs);
+            const decision = decideAcquire(leases.get(request.name), request.name, request.holder, clock.now(), request.ttlMs);
             if (!decision.acquired) return ok<Attempt<Lease, Lease>>({ done: false, last: decision.held });
             leases.set(decision.lease.name, { holder: decision.lease.holder, token: decision.lease.token, expiresAt: decision.lease.expiresAt });
             return ok<Attempt<Lease, Lease>>({ done: true, value: decision.lease });
-          });
-        return pollUntil(attempt, waitMs).andThen((outcome) =>
-          outcome.done ? okAsync(outcome.value) : errAsync(leaseHeld(outcome.last, waitMs)),
-        );
-      },
+          }),
+        ),
       renew: (lease, renewOptions) =>
         run(() =>
           validateLease(lease).andThen((parsed) =>

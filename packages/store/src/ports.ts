@@ -290,6 +290,12 @@ export interface AcquireOptions {
   ttlMs: number;
   /** How long to wait for a held lease before `lease_held` (default 0: fail at once). */
   waitMs?: number;
+  /**
+   * Ends the wait early: once it is aborted, no further try is made and `acquire` answers the
+   * `KeelError` `aborted` with nothing taken (a lease taken by a try already under way is kept
+   * and answered, as if the abort came just after).
+   */
+  signal?: AbortSignal;
 }
 
 /** Named leases with fencing tokens; expiry is judged by the store's clock. */

@@ -246,6 +246,7 @@ export function validatePage(page: unknown): Result<{ after: string | undefined;
 const AcquireSchema = z.strictObject({
   ttlMs: z.number().int().positive().max(MAX_DURATION_MS),
   waitMs: z.number().int().nonnegative().max(MAX_DURATION_MS).optional(),
+  signal: z.instanceof(AbortSignal, { message: "signal must be an AbortSignal" }).optional(),
 });
 
 /** Validates a lease acquisition: name, holder (1 to 256 characters) and options. */
@@ -253,14 +254,20 @@ export function validateAcquire(
   name: unknown,
   holder: unknown,
   options: unknown,
-): Result<{ name: string; holder: string; ttlMs: number; waitMs: number }, KeelError> {
+): Result<{ name: string; holder: string; ttlMs: number; waitMs: number; signal?: AbortSignal }, KeelError> {
   const leaseName = validateLeaseName(name);
   if (leaseName.isErr()) return err(leaseName.error);
   const parsedHolder = validate(RecordIdSchema, holder, "lease holder");
   if (parsedHolder.isErr()) return err(parsedHolder.error);
   const parsed = validate(AcquireSchema, options, "acquire options");
   if (parsed.isErr()) return err(parsed.error);
-  return ok({ name: leaseName.value, holder: parsedHolder.value, ttlMs: parsed.value.ttlMs, waitMs: parsed.value.waitMs ?? 0 });
+  return ok({
+    name: leaseName.value,
+    holder: parsedHolder.value,
+    ttlMs: parsed.value.ttlMs,
+    waitMs: parsed.value.waitMs ?? 0,
+    ...(parsed.value.signal === undefined ? {} : { signal: parsed.value.signal }),
+  });
 }
 
 /** zod schema of a lease handed back to renew or release. */

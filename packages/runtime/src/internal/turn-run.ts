@@ -6,7 +6,7 @@ import type { KeelStore } from "@keel/store";
 import type { ResultAsync } from "neverthrow";
 import type { KeelOptions } from "../keel-options.js";
 import type { RuntimeWarning } from "../role-turn.js";
-import { runAttempt, type AttemptContext } from "./turn-attempt.js";
+import { abortedBefore, runAttempt, type AttemptContext } from "./turn-attempt.js";
 import type { TurnReservation } from "./turn-budget.js";
 import type { CheckedTurn } from "./turn-plan.js";
 import type { TurnControls } from "./turn-runner.js";
@@ -78,7 +78,8 @@ export function runBackendTurn(parts: TurnRunParts, turn: CheckedTurn, backend: 
       objectiveRevision: turn.objectiveRevision ?? 1,
     };
     return parts.sessions
-      .runTurn(request, execute)
+      // The signal ends the wait for the role's lease too: an abort there answers at once.
+      .runTurn(request, execute, controls.signal === undefined ? undefined : { signal: controls.signal })
       .map(
         (session): TurnRun => ({
           outcome: session.outcome,
@@ -103,6 +104,8 @@ export function runBackendTurn(parts: TurnRunParts, turn: CheckedTurn, backend: 
             retryable: error.retryable,
           });
         }
+        // Aborted while it waited for the role's lease: no attempt ran, and the turn says so in the runtime's words.
+        if (error.code === "aborted" && attempts.length === 0 && controls.signal?.aborted === true) return abortedBefore(turn, backend.id, "it held the role's lease");
         return error;
       });
   });

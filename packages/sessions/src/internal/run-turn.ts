@@ -25,7 +25,7 @@ interface Turn {
  * Runs one role turn of a request validated at the entry point (`createRoleSessions`): the
  * `fresh` path (no store I/O) or the stateful path under the role's lease.
  */
-export function runTurn(context: TurnContext, value: RoleSessionTurnRequest, execute: Execute): ResultAsync<RoleSessionTurnResult, KeelError> {
+export function runTurn(context: TurnContext, value: RoleSessionTurnRequest, execute: Execute, signal?: AbortSignal): ResultAsync<RoleSessionTurnResult, KeelError> {
   if (typeof execute !== "function") {
     return errAsync(new KeelError("invalid_input", "execute must be a function (plan) => Result of a turn outcome", { details: {} }));
   }
@@ -42,7 +42,7 @@ export function runTurn(context: TurnContext, value: RoleSessionTurnRequest, exe
     startedAt: context.clock.now(),
   };
   if (resolvePolicy(context.policy, { resume: value.backend.resumable }) === "fresh") return runFreshTurn(context, turn, execute);
-  return context.leaseKeeper.run(roleLeaseName(turn.missionId, turn.role), (fence) => runStatefulTurn(context, turn, execute, fence));
+  return context.leaseKeeper.run(roleLeaseName(turn.missionId, turn.role), (fence) => runStatefulTurn(context, turn, execute, fence), signal === undefined ? undefined : { signal });
 }
 
 /** The plan of a turn: the pure session decision over the capsule (or none), as the host's `execute` receives it. */
