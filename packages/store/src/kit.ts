@@ -52,7 +52,7 @@ export {
   remainingTtl,
 } from "./rules.js";
 export type { DocState, LeaseState, LogState } from "./rules.js";
-export { pollUntil } from "./poll.js";
+export { leaseWaitAborted, pollUntil } from "./poll.js";
 export type { Attempt } from "./poll.js";
 export { updateDoc } from "./helpers.js";
 export type { UpdateDocOptions } from "./helpers.js";

@@ -1,7 +1,7 @@
 import path from "node:path";
 import { KeelError, isSafeName } from "@keel/core";
 import { type Fence, type Lease, type LeaseStore } from "@keel/store";
-import { checkFence, decideAcquire, decideRelease, decideRenew, leaseHeld, leaseLost, pollUntil, remainingTtl, validateAcquire, validateLease, validateLeaseName, validateRenewOptions, type Attempt, type LeaseState } from "@keel/store/kit";
+import { checkFence, decideAcquire, decideRelease, decideRenew, leaseHeld, leaseLost, leaseWaitAborted, pollUntil, remainingTtl, validateAcquire, validateLease, validateLeaseName, validateRenewOptions, type Attempt, type LeaseState } from "@keel/store/kit";
 import { ResultAsync, err, errAsync, ok, type Result } from "neverthrow";
 import { leaseFloor, leaseReadFloor, type FsContext } from "./fs-context.js";
 import { isErrno } from "./fs-io.js";
@@ -278,7 +278,7 @@ export function createFsLeaseStore(context: FsContext): LeaseStore {
     acquire: (name, holder, options) => {
       const parsed = validateAcquire(name, holder, options);
       if (parsed.isErr()) return errAsync(parsed.error);
-      const { ttlMs, waitMs } = parsed.value;
+      const { ttlMs, waitMs, signal } = parsed.value;
       const attempt = () =>
         context.operation("acquire lease", async () => {
           const floor = await leaseFloor(context);
@@ -305,8 +305,9 @@ export function createFsLeaseStore(context: FsContext): LeaseStore {
       // The first try runs at once; only a held lease enters the polling loop. Awaited, not chained:
       // role sessions take a lease on every turn.
       const acquire = async (): Promise<Result<Lease, KeelError>> => {
+        if (signal?.aborted) return err(leaseWaitAborted(signal));
         let outcome = await attempt();
-        if (outcome.isOk() && !outcome.value.done && waitMs > 0) outcome = await pollUntil(attempt, waitMs);
+        if (outcome.isOk() && !outcome.value.done && waitMs > 0) outcome = await pollUntil(attempt, waitMs, signal);
         if (outcome.isErr()) return err(outcome.error);
         return outcome.value.done ? ok(outcome.value.value) : err(leaseHeld(outcome.value.last, waitMs));
       };

@@ -101,6 +101,21 @@ export function describeLeaseConformance(target: StoreConformanceTarget): void {
       expect(waited.token).toBeGreaterThan(lease.token);
     });
 
+    it("ends the wait for a held lease when the signal aborts, taking nothing", async () => {
+      const store = await open();
+      const held = await value(store.leases.acquire("w", "a", { ttlMs: 60_000 }));
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 50);
+      const started = Date.now();
+      expect(await code(store.leases.acquire("w", "b", { ttlMs: 1_000, waitMs: 30_000, signal: controller.signal }))).toBe("aborted");
+      expect(Date.now() - started, "answered when the signal aborted, not when the wait ran out").toBeLessThan(10_000);
+      expect((await value(store.leases.current("w")))?.holder).toBe(held.holder);
+      // Already aborted: no try is made, even for a free lease.
+      expect(await code(store.leases.acquire("free", "b", { ttlMs: 1_000, signal: AbortSignal.abort() }))).toBe("aborted");
+      expect(await value(store.leases.current("free"))).toBeUndefined();
+      expect(await code(store.leases.acquire("free", "b", { ttlMs: 1_000, signal: {} as AbortSignal }))).toBe("invalid_input");
+    });
+
     it("rejects bad lease input", async () => {
       const store = await open();
       expect(await code(store.leases.acquire("a/b", "x", { ttlMs: 10 }))).toBe("invalid_input");
