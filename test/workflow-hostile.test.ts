@@ -507,10 +507,11 @@ describe("the plain-value decisions given hostile fields", () => {
       models: (value) => Array.isArray(value) && value.length === 0,
       role: never,
       preference: never,
-      promptBytes: (value) => typeof value === "number" && value >= 0,
-      outputBytes: (value) => typeof value === "number" && value >= 0,
+      // zod's number takes finite numbers only: Infinity and NaN are refused.
+      promptBytes: (value) => Number.isFinite(value) && (value as number) >= 0,
+      outputBytes: (value) => Number.isFinite(value) && (value as number) >= 0,
       capabilities: optional(stringArray),
-      previousStrengths: optional((value) => Array.isArray(value) && value.every((item) => typeof item === "number")),
+      previousStrengths: optional((value) => Array.isArray(value) && value.every((item) => Number.isFinite(item))),
     };
     fc.assert(
       fc.property(withHostileField(valid, 1), (variant) => {
